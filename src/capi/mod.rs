@@ -1,0 +1,1 @@
+//! The C API: the only place with `extern "C"`.

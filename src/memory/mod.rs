@@ -1,0 +1,1 @@
+//! The shared device memory manager.

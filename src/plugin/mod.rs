@@ -1,0 +1,97 @@
+//! The plugin interface: the traits every backend implements.
+//!
+//! A plugin enumerates devices; a device allocates raw memory, copies, answers info
+//! queries and (later) runs streams and loads images. Every method a backend may lack has
+//! a default that answers `Unsupported`, so a backend implements only what it can.
+//! Bookkeeping shared by all backends (pooling, handle tables, validation) lives in
+//! `runtime` and `memory`, not here.
+
+mod types;
+
+pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue};
+
+use crate::runtime::error::{Error, Result};
+use std::sync::Arc;
+
+/// One backend: CUDA, AMDGPU, host, MPI, ...
+pub trait Plugin: Send + Sync {
+    fn backend(&self) -> Backend;
+    /// The platform's NAME.
+    fn name(&self) -> String;
+    fn vendor(&self) -> String;
+    fn version(&self) -> String;
+    /// The devices found. Empty (never a panic) when the vendor library or hardware is
+    /// missing; the plugin says why through `runtime::trace`.
+    fn devices(&self) -> Vec<Arc<dyn Device>>;
+}
+
+/// One device of a plugin.
+pub trait Device: Send + Sync {
+    fn device_type(&self) -> DeviceType;
+
+    /// Answers one info query. A value the backend cannot know is `Unsupported`.
+    fn info(&self, key: DeviceInfo) -> Result<InfoValue> {
+        Err(unsupported(&format!("device info {key:?}")))
+    }
+
+    /// Allocates `size` bytes aligned to at least 64 bytes. Out of memory is
+    /// `OutOfResources`, so the memory manager can release its cache and retry.
+    fn allocate(&self, size: usize, kind: AllocKind) -> Result<usize> {
+        let _ = (size, kind);
+        Err(unsupported("memory allocation"))
+    }
+
+    /// Frees what `allocate` returned; `size` and `kind` are those it was given.
+    fn free(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
+        let _ = (addr, size, kind);
+        Err(unsupported("memory free"))
+    }
+
+    /// Copies `size` bytes from host memory at `src` to this device's memory at `dst`.
+    fn copy_to_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        let _ = (dst, src, size);
+        Err(unsupported("host-to-device copy"))
+    }
+
+    /// Copies `size` bytes from this device's memory at `src` to host memory at `dst`.
+    fn copy_from_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        let _ = (dst, src, size);
+        Err(unsupported("device-to-host copy"))
+    }
+
+    /// Copies within this device's memory.
+    fn copy_within_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        let _ = (dst, src, size);
+        Err(unsupported("device-to-device copy"))
+    }
+
+    /// Fills `size` bytes at `dst` (device memory) with repetitions of `pattern`.
+    fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
+        let _ = (dst, pattern, size);
+        Err(unsupported("memory fill"))
+    }
+
+    /// Page-locks host memory for fast transfers; returns the address the device uses.
+    fn lock_host_memory(&self, addr: usize, size: usize) -> Result<usize> {
+        let _ = (addr, size);
+        Err(unsupported("host memory registration"))
+    }
+
+    /// Undoes `lock_host_memory`.
+    fn unlock_host_memory(&self, addr: usize) -> Result<()> {
+        let _ = addr;
+        Err(unsupported("host memory unregistration"))
+    }
+
+    /// Says whether this device can run `image`, and if not, why (a sentence naming both
+    /// the image and the device).
+    fn check_image(&self, image: &[u8]) -> Result<()> {
+        let _ = image;
+        Err(unsupported("loading device images"))
+    }
+}
+
+/// The error a default method answers.
+pub fn unsupported(what: &str) -> Error {
+    Error::unsupported(format!("{what} is not supported by this backend"))
+}

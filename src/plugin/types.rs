@@ -1,0 +1,169 @@
+//! Backend-neutral value types shared by the plugin interface and the runtime.
+//! Numeric values match the C header's enumerators.
+
+/// `ol_platform_backend_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Backend {
+    Unknown = 0,
+    Cuda = 1,
+    Amdgpu = 2,
+    LevelZero = 3,
+    Host = 4,
+    Mpi = 0x10000,
+}
+
+impl TryFrom<u32> for Backend {
+    type Error = u32;
+    fn try_from(v: u32) -> Result<Self, u32> {
+        Ok(match v {
+            0 => Backend::Unknown,
+            1 => Backend::Cuda,
+            2 => Backend::Amdgpu,
+            3 => Backend::LevelZero,
+            4 => Backend::Host,
+            0x10000 => Backend::Mpi,
+            _ => return Err(v),
+        })
+    }
+}
+
+/// `ol_device_type_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum DeviceType {
+    Default = 0,
+    All = 1,
+    Gpu = 2,
+    Cpu = 3,
+    Host = 4,
+}
+
+/// `ol_alloc_type_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum AllocKind {
+    Host = 0,
+    Device = 1,
+    Managed = 2,
+}
+
+impl AllocKind {
+    pub const ALL: [AllocKind; 3] = [AllocKind::Host, AllocKind::Device, AllocKind::Managed];
+}
+
+impl TryFrom<u32> for AllocKind {
+    type Error = u32;
+    fn try_from(v: u32) -> Result<Self, u32> {
+        match v {
+            0 => Ok(AllocKind::Host),
+            1 => Ok(AllocKind::Device),
+            2 => Ok(AllocKind::Managed),
+            _ => Err(v),
+        }
+    }
+}
+
+/// `ol_device_info_t`, in the header's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum DeviceInfo {
+    Type = 0,
+    Platform,
+    Name,
+    ProductName,
+    Uid,
+    Vendor,
+    DriverVersion,
+    MaxWorkGroupSize,
+    MaxWorkGroupSizePerDimension,
+    MaxWorkSize,
+    MaxWorkSizePerDimension,
+    VendorId,
+    NumComputeUnits,
+    MaxClockFrequency,
+    MemoryClockRate,
+    AddressBits,
+    MaxMemAllocSize,
+    GlobalMemSize,
+    WorkGroupLocalMemSize,
+    NumLanes,
+}
+
+impl DeviceInfo {
+    pub const ALL: [DeviceInfo; 20] = [
+        DeviceInfo::Type,
+        DeviceInfo::Platform,
+        DeviceInfo::Name,
+        DeviceInfo::ProductName,
+        DeviceInfo::Uid,
+        DeviceInfo::Vendor,
+        DeviceInfo::DriverVersion,
+        DeviceInfo::MaxWorkGroupSize,
+        DeviceInfo::MaxWorkGroupSizePerDimension,
+        DeviceInfo::MaxWorkSize,
+        DeviceInfo::MaxWorkSizePerDimension,
+        DeviceInfo::VendorId,
+        DeviceInfo::NumComputeUnits,
+        DeviceInfo::MaxClockFrequency,
+        DeviceInfo::MemoryClockRate,
+        DeviceInfo::AddressBits,
+        DeviceInfo::MaxMemAllocSize,
+        DeviceInfo::GlobalMemSize,
+        DeviceInfo::WorkGroupLocalMemSize,
+        DeviceInfo::NumLanes,
+    ];
+}
+
+impl TryFrom<u32> for DeviceInfo {
+    type Error = u32;
+    fn try_from(v: u32) -> Result<Self, u32> {
+        DeviceInfo::ALL.get(v as usize).copied().ok_or(v)
+    }
+}
+
+/// The value of an info query, before it is written to the caller's buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InfoValue {
+    /// Written NUL-terminated.
+    Str(String),
+    U32(u32),
+    U64(u64),
+    Usize(usize),
+    Bool(bool),
+    /// `ol_dimensions_t`.
+    Dims([u32; 3]),
+    /// An opaque handle (a pointer-sized value).
+    Handle(usize),
+}
+
+impl InfoValue {
+    /// Bytes the value needs in the caller's buffer.
+    pub fn size(&self) -> usize {
+        match self {
+            InfoValue::Str(s) => s.len() + 1,
+            InfoValue::U32(_) => 4,
+            InfoValue::U64(_) => 8,
+            InfoValue::Usize(_) | InfoValue::Handle(_) => std::mem::size_of::<usize>(),
+            InfoValue::Bool(_) => 1,
+            InfoValue::Dims(_) => 12,
+        }
+    }
+
+    /// The value as the bytes C expects (native endianness, strings NUL-terminated).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            InfoValue::Str(s) => {
+                let mut v = Vec::with_capacity(s.len() + 1);
+                v.extend_from_slice(s.as_bytes());
+                v.push(0);
+                v
+            }
+            InfoValue::U32(x) => x.to_ne_bytes().to_vec(),
+            InfoValue::U64(x) => x.to_ne_bytes().to_vec(),
+            InfoValue::Usize(x) | InfoValue::Handle(x) => x.to_ne_bytes().to_vec(),
+            InfoValue::Bool(b) => vec![*b as u8],
+            InfoValue::Dims(d) => d.iter().flat_map(|x| x.to_ne_bytes()).collect(),
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! The runtime's error type: a code from `ol_errc_t` and a sentence for the user.
+
+use std::fmt;
+
+/// Error codes, numbered exactly as `ol_errc_t` in the C header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum ErrorCode {
+    Success = 0,
+    Unknown = 1,
+    HostIo = 2,
+    InvalidBinary = 3,
+    InvalidNullPointer = 4,
+    InvalidArgument = 5,
+    NotFound = 6,
+    OutOfResources = 7,
+    InvalidSize = 8,
+    InvalidEnumeration = 9,
+    HostToolNotFound = 10,
+    InvalidValue = 11,
+    Unimplemented = 12,
+    Unsupported = 13,
+    AssembleFailure = 14,
+    CompileFailure = 15,
+    LinkFailure = 16,
+    BackendFailure = 17,
+    Uninitialized = 18,
+    InvalidNullHandle = 19,
+    InvalidPlatform = 20,
+    InvalidDevice = 21,
+    InvalidQueue = 22,
+    InvalidEvent = 23,
+    SymbolKind = 24,
+}
+
+impl ErrorCode {
+    /// The C spelling, used by tracing and by `Display`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::Success => "OL_ERRC_SUCCESS",
+            ErrorCode::Unknown => "OL_ERRC_UNKNOWN",
+            ErrorCode::HostIo => "OL_ERRC_HOST_IO",
+            ErrorCode::InvalidBinary => "OL_ERRC_INVALID_BINARY",
+            ErrorCode::InvalidNullPointer => "OL_ERRC_INVALID_NULL_POINTER",
+            ErrorCode::InvalidArgument => "OL_ERRC_INVALID_ARGUMENT",
+            ErrorCode::NotFound => "OL_ERRC_NOT_FOUND",
+            ErrorCode::OutOfResources => "OL_ERRC_OUT_OF_RESOURCES",
+            ErrorCode::InvalidSize => "OL_ERRC_INVALID_SIZE",
+            ErrorCode::InvalidEnumeration => "OL_ERRC_INVALID_ENUMERATION",
+            ErrorCode::HostToolNotFound => "OL_ERRC_HOST_TOOL_NOT_FOUND",
+            ErrorCode::InvalidValue => "OL_ERRC_INVALID_VALUE",
+            ErrorCode::Unimplemented => "OL_ERRC_UNIMPLEMENTED",
+            ErrorCode::Unsupported => "OL_ERRC_UNSUPPORTED",
+            ErrorCode::AssembleFailure => "OL_ERRC_ASSEMBLE_FAILURE",
+            ErrorCode::CompileFailure => "OL_ERRC_COMPILE_FAILURE",
+            ErrorCode::LinkFailure => "OL_ERRC_LINK_FAILURE",
+            ErrorCode::BackendFailure => "OL_ERRC_BACKEND_FAILURE",
+            ErrorCode::Uninitialized => "OL_ERRC_UNINITIALIZED",
+            ErrorCode::InvalidNullHandle => "OL_ERRC_INVALID_NULL_HANDLE",
+            ErrorCode::InvalidPlatform => "OL_ERRC_INVALID_PLATFORM",
+            ErrorCode::InvalidDevice => "OL_ERRC_INVALID_DEVICE",
+            ErrorCode::InvalidQueue => "OL_ERRC_INVALID_QUEUE",
+            ErrorCode::InvalidEvent => "OL_ERRC_INVALID_EVENT",
+            ErrorCode::SymbolKind => "OL_ERRC_SYMBOL_KIND",
+        }
+    }
+}
+
+/// An error with a code and a message saying what was wrong and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub code: ErrorCode,
+    pub details: String,
+}
+
+impl Error {
+    pub fn new(code: ErrorCode, details: impl Into<String>) -> Self {
+        Error {
+            code,
+            details: details.into(),
+        }
+    }
+
+    /// Prefixes the message with what was being done, keeping the code.
+    pub fn context(mut self, what: impl fmt::Display) -> Self {
+        self.details = format!("{what}: {}", self.details);
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.name(), self.details)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Shorthand constructors, one per code the runtime raises often.
+macro_rules! error_ctor {
+    ($($fn_name:ident => $code:ident),* $(,)?) => {
+        impl Error {
+            $(pub fn $fn_name(details: impl Into<String>) -> Self {
+                Error::new(ErrorCode::$code, details)
+            })*
+        }
+    };
+}
+
+error_ctor! {
+    invalid_argument => InvalidArgument,
+    invalid_size => InvalidSize,
+    invalid_value => InvalidValue,
+    invalid_binary => InvalidBinary,
+    invalid_enumeration => InvalidEnumeration,
+    not_found => NotFound,
+    unsupported => Unsupported,
+    out_of_resources => OutOfResources,
+    backend_failure => BackendFailure,
+    uninitialized => Uninitialized,
+    unknown => Unknown,
+    symbol_kind => SymbolKind,
+    null_pointer => InvalidNullPointer,
+    null_handle => InvalidNullHandle,
+}

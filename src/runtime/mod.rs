@@ -1,0 +1,3 @@
+//! The safe, backend-neutral core: init refcount, platforms, devices, memory, ...
+
+pub mod error;
