@@ -1,1 +1,11 @@
-//! One folder per backend.
+//! The backends, one folder each.
+
+pub mod host;
+
+use crate::plugin::Plugin;
+
+/// Every backend this build knows. Each reports zero devices when its vendor library or
+/// hardware is missing.
+pub fn available() -> Vec<Box<dyn Plugin>> {
+    vec![Box::new(host::HostPlugin)]
+}

@@ -1,3 +1,17 @@
 //! The safe, backend-neutral core: init refcount, platforms, devices, memory, ...
+//! Nothing here is `unsafe`; the C layer converts pointers and handles before calling in.
 
+pub mod config;
+pub mod context;
 pub mod error;
+pub mod handle_table;
+pub mod memory_ops;
+pub mod platform;
+pub mod queue;
+pub mod registration;
+pub mod state;
+
+pub use context::Runtime;
+pub use error::{Error, ErrorCode, Result};
+pub use platform::{Device, Platform, PlatformInfo};
+pub use state::{current, init, shut_down, InitOptions};

@@ -1,0 +1,91 @@
+//! Turning C arguments into runtime values: handles into objects, integers into enums,
+//! out-pointers into references. Each failure names the argument and what was expected.
+
+use crate::runtime::error::{Error, ErrorCode, Result};
+use crate::runtime::handle_table::HandleTable;
+use crate::runtime::{self, Device, Platform, Runtime};
+use std::sync::Arc;
+
+/// The live runtime, or `OL_ERRC_UNINITIALIZED`.
+pub(crate) fn runtime() -> Result<Arc<Runtime>> {
+    runtime::current()
+}
+
+pub(crate) fn device<T>(rt: &Runtime, handle: *mut T, name: &str) -> Result<Arc<Device>> {
+    if handle.is_null() {
+        return Err(null_handle(name));
+    }
+    rt.device_by_handle(handle as usize).cloned().ok_or_else(|| {
+        Error::new(
+            ErrorCode::InvalidDevice,
+            format!(
+                "{name} {handle:p} is not a device handle of this library (stale after olShutDown, or never returned by olIterateDevices)"
+            ),
+        )
+    })
+}
+
+pub(crate) fn platform<T>(rt: &Runtime, handle: *mut T, name: &str) -> Result<Arc<Platform>> {
+    if handle.is_null() {
+        return Err(null_handle(name));
+    }
+    rt.platform_by_handle(handle as usize).cloned().ok_or_else(|| {
+        Error::new(
+            ErrorCode::InvalidPlatform,
+            format!(
+                "{name} {handle:p} is not a platform handle of this library (stale after olShutDown, or never returned by olIteratePlatforms)"
+            ),
+        )
+    })
+}
+
+/// Looks a user-owned handle (queue, event, program, symbol) up in its table of live
+/// objects; a destroyed or made-up one gets `code`.
+pub(crate) fn live<T, H>(
+    table: &HandleTable<T>,
+    handle: *mut H,
+    name: &str,
+    kind: &str,
+    code: ErrorCode,
+) -> Result<Arc<T>> {
+    if handle.is_null() {
+        return Err(null_handle(name));
+    }
+    table.get(handle as usize).ok_or_else(|| {
+        Error::new(
+            code,
+            format!("{name} {handle:p} is not a live {kind} (destroyed already, or never created)"),
+        )
+    })
+}
+
+pub(crate) fn null_handle(name: &str) -> Error {
+    Error::null_handle(format!("{name} is NULL; expected a valid handle"))
+}
+
+/// An out-pointer the function writes through.
+pub(crate) fn out_ptr<'a, T>(ptr: *mut T, name: &str) -> Result<&'a mut T> {
+    if ptr.is_null() {
+        return Err(Error::null_pointer(format!(
+            "{name} is NULL; expected a pointer to write the result to"
+        )));
+    }
+    // SAFETY: non-NULL, and the C caller guarantees it points to a writable `T`.
+    // Unaligned or dangling pointers are the caller's contract, as for any C API.
+    Ok(unsafe { &mut *ptr })
+}
+
+pub(crate) fn non_null<T>(ptr: *const T, name: &str) -> Result<usize> {
+    if ptr.is_null() {
+        return Err(Error::null_pointer(format!(
+            "{name} is NULL; expected a valid pointer"
+        )));
+    }
+    Ok(ptr as usize)
+}
+
+/// An enumeration argument: `value` must convert to `E`; `expected` lists the valid ones.
+pub(crate) fn enumeration<E: TryFrom<u32>>(value: u32, name: &str, expected: &str) -> Result<E> {
+    E::try_from(value)
+        .map_err(|_| Error::invalid_enumeration(format!("{name} is {value}; expected {expected}")))
+}

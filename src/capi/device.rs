@@ -1,0 +1,148 @@
+//! olIterateDevices, olGetDeviceInfo, olGetDeviceInfoSize.
+#![allow(non_snake_case)]
+
+use crate::capi::args;
+use crate::capi::entry::call;
+use crate::capi::info;
+use crate::capi::types::*;
+use crate::plugin::{DeviceInfo, InfoValue};
+use crate::runtime::error::{Error, Result};
+use std::ffi::c_void;
+use std::ptr::null;
+
+/// Calls `Callback` once per device of every platform (the host platform's last) until it
+/// returns false.
+#[no_mangle]
+pub extern "C" fn olIterateDevices(
+    Callback: ol_device_iterate_cb_t,
+    UserData: *mut c_void,
+) -> ol_result_t {
+    iterate(Callback, UserData, null())
+}
+
+/// `olIterateDevices` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olIterateDevicesWithCodeLoc(
+    Callback: ol_device_iterate_cb_t,
+    UserData: *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    iterate(Callback, UserData, CodeLocation)
+}
+
+fn iterate(
+    callback: ol_device_iterate_cb_t,
+    user_data: *mut c_void,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olIterateDevices",
+        loc,
+        || {
+            format!(
+                "Callback={:?}, UserData={user_data:p}",
+                callback.map(|f| f as *const ())
+            )
+        },
+        || {
+            let rt = args::runtime()?;
+            let callback = callback
+                .ok_or_else(|| Error::null_pointer("Callback is NULL; expected a function"))?;
+            for d in &rt.devices {
+                // SAFETY: a C function pointer the caller supplied, called with a live
+                // device handle and the caller's own `UserData`.
+                if !unsafe { callback(d.handle() as ol_device_handle_t, user_data) } {
+                    break;
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+const DEVICE_INFO_EXPECTED: &str =
+    "an ol_device_info_t from OL_DEVICE_INFO_TYPE (0) to OL_DEVICE_INFO_NUM_LANES (19)";
+
+fn device_info(device: ol_device_handle_t, key: u32) -> Result<(InfoValue, DeviceInfo)> {
+    let rt = args::runtime()?;
+    let d = args::device(&rt, device, "Device")?;
+    let key: DeviceInfo = args::enumeration(key, "PropName", DEVICE_INFO_EXPECTED)?;
+    Ok((d.info(key)?, key))
+}
+
+/// Writes one property of `Device` to `PropValue` (`PropSize` bytes available). A value
+/// the backend cannot know is `OL_ERRC_UNSUPPORTED`.
+#[no_mangle]
+pub extern "C" fn olGetDeviceInfo(
+    Device: ol_device_handle_t,
+    PropName: ol_device_info_t,
+    PropSize: usize,
+    PropValue: *mut c_void,
+) -> ol_result_t {
+    get_info(Device, PropName, PropSize, PropValue, null())
+}
+
+/// `olGetDeviceInfo` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olGetDeviceInfoWithCodeLoc(
+    Device: ol_device_handle_t,
+    PropName: ol_device_info_t,
+    PropSize: usize,
+    PropValue: *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    get_info(Device, PropName, PropSize, PropValue, CodeLocation)
+}
+
+fn get_info(
+    device: ol_device_handle_t,
+    key: u32,
+    size: usize,
+    out: *mut c_void,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olGetDeviceInfo",
+        loc,
+        || format!("Device={device:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
+        || {
+            let (value, key) = device_info(device, key)?;
+            info::write_value(value, key, size, out)
+        },
+    )
+}
+
+/// Writes the bytes `olGetDeviceInfo` needs for `PropName` to `PropSizeRet`.
+#[no_mangle]
+pub extern "C" fn olGetDeviceInfoSize(
+    Device: ol_device_handle_t,
+    PropName: ol_device_info_t,
+    PropSizeRet: *mut usize,
+) -> ol_result_t {
+    get_info_size(Device, PropName, PropSizeRet, null())
+}
+
+/// `olGetDeviceInfoSize` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olGetDeviceInfoSizeWithCodeLoc(
+    Device: ol_device_handle_t,
+    PropName: ol_device_info_t,
+    PropSizeRet: *mut usize,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    get_info_size(Device, PropName, PropSizeRet, CodeLocation)
+}
+
+fn get_info_size(
+    device: ol_device_handle_t,
+    key: u32,
+    out: *mut usize,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olGetDeviceInfoSize",
+        loc,
+        || format!("Device={device:p}, PropName={key}, PropSizeRet={out:p}"),
+        || info::write_size(device_info(device, key)?.0, out),
+    )
+}

@@ -1,0 +1,76 @@
+//! The wrapper every entry point runs through: it catches panics, traces the call when
+//! `OFFLOAD_TRACE=1`, and turns a `Result` into an `ol_result_t`.
+
+use crate::capi::errors;
+use crate::capi::types::{ol_code_location_t, ol_result_t};
+use crate::runtime::config;
+use crate::runtime::error::{Error, Result};
+use std::ffi::CStr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs `body` for the C function `name`. `args` formats the arguments; it is called
+/// only when tracing.
+#[inline]
+pub fn call(
+    name: &str,
+    loc: *const ol_code_location_t,
+    args: impl FnOnce() -> String,
+    body: impl FnOnce() -> Result<()>,
+) -> ol_result_t {
+    let result = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(panic) => Err(Error::unknown(format!(
+            "internal error in {name}: {} (please report this bug)",
+            panic_message(&panic)
+        ))),
+    };
+    if config::trace_enabled() {
+        trace(name, loc, args(), &result);
+    }
+    match result {
+        Ok(()) => std::ptr::null(),
+        Err(e) => errors::intern(&e),
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        String::from("a panic with no message")
+    }
+}
+
+fn trace(name: &str, loc: *const ol_code_location_t, args: String, result: &Result<()>) {
+    let outcome = match result {
+        Ok(()) => String::from("OL_SUCCESS"),
+        Err(e) => format!("{} ({})", e.code.name(), e.details),
+    };
+    eprintln!("---> {name}({args}) -> {outcome}{}", location(loc));
+}
+
+fn location(loc: *const ol_code_location_t) -> String {
+    if loc.is_null() {
+        return String::new();
+    }
+    // SAFETY: the caller of a `...WithCodeLoc` function passes NULL or a valid location
+    // whose strings are NULL or NUL-terminated.
+    let loc = unsafe { &*loc };
+    let text = |p: *const std::ffi::c_char| {
+        if p.is_null() {
+            String::from("?")
+        } else {
+            // SAFETY: as above, a non-NULL string is NUL-terminated.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    format!(
+        " at {}:{}:{} in {}",
+        text(loc.SourceFile),
+        loc.LineNumber,
+        loc.ColumnNumber,
+        text(loc.FunctionName)
+    )
+}

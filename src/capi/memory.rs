@@ -1,0 +1,408 @@
+//! olMemAlloc, olMemFree, olMemcpy, olMemFill, olGetMemInfo[Size], olMemRegister,
+//! olMemUnregister.
+#![allow(non_snake_case)]
+
+use crate::capi::args;
+use crate::capi::entry::call;
+use crate::capi::info;
+use crate::capi::queue_args;
+use crate::capi::types::*;
+use crate::plugin::{AllocKind, InfoValue};
+use crate::runtime::config::validation_enabled;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::memory_ops::MemInfo;
+use std::ffi::c_void;
+use std::ptr::null;
+
+const ALLOC_TYPE_EXPECTED: &str =
+    "an ol_alloc_type_t: OL_ALLOC_TYPE_HOST (0), OL_ALLOC_TYPE_DEVICE (1) or OL_ALLOC_TYPE_MANAGED (2)";
+
+/// Allocates `Size` bytes of `Type` memory on `Device`, aligned to at least 64 bytes.
+#[no_mangle]
+pub extern "C" fn olMemAlloc(
+    Device: ol_device_handle_t,
+    Type: ol_alloc_type_t,
+    Size: usize,
+    AllocationOut: *mut *mut c_void,
+) -> ol_result_t {
+    mem_alloc(Device, Type, Size, AllocationOut, null())
+}
+
+/// `olMemAlloc` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olMemAllocWithCodeLoc(
+    Device: ol_device_handle_t,
+    Type: ol_alloc_type_t,
+    Size: usize,
+    AllocationOut: *mut *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    mem_alloc(Device, Type, Size, AllocationOut, CodeLocation)
+}
+
+fn mem_alloc(
+    device: ol_device_handle_t,
+    kind: u32,
+    size: usize,
+    out: *mut *mut c_void,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olMemAlloc",
+        loc,
+        || format!("Device={device:p}, Type={kind}, Size={size}, AllocationOut={out:p}"),
+        || {
+            let rt = args::runtime()?;
+            let d = args::device(&rt, device, "Device")?;
+            let kind: AllocKind = args::enumeration(kind, "Type", ALLOC_TYPE_EXPECTED)?;
+            let out = args::out_ptr(out, "AllocationOut")?;
+            *out = rt.mem_alloc(&d, kind, size)? as *mut c_void;
+            Ok(())
+        },
+    )
+}
+
+/// Frees an allocation; `Address` must be its start. Anything else is `OL_ERRC_NOT_FOUND`.
+#[no_mangle]
+pub extern "C" fn olMemFree(Address: *mut c_void) -> ol_result_t {
+    mem_free(Address, null())
+}
+
+/// `olMemFree` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olMemFreeWithCodeLoc(
+    Address: *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    mem_free(Address, CodeLocation)
+}
+
+fn mem_free(address: *mut c_void, loc: *const ol_code_location_t) -> ol_result_t {
+    call(
+        "olMemFree",
+        loc,
+        || format!("Address={address:p}"),
+        || {
+            let rt = args::runtime()?;
+            rt.mem_free(args::non_null(address, "Address")?)
+        },
+    )
+}
+
+/// Copies `Size` bytes; host memory is named by the host device. A NULL `Queue` copies
+/// synchronously.
+#[no_mangle]
+pub extern "C" fn olMemcpy(
+    Queue: ol_queue_handle_t,
+    DstPtr: *mut c_void,
+    DstDevice: ol_device_handle_t,
+    SrcPtr: *const c_void,
+    SrcDevice: ol_device_handle_t,
+    Size: usize,
+) -> ol_result_t {
+    memcpy(Queue, DstPtr, DstDevice, SrcPtr, SrcDevice, Size, null())
+}
+
+/// `olMemcpy` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olMemcpyWithCodeLoc(
+    Queue: ol_queue_handle_t,
+    DstPtr: *mut c_void,
+    DstDevice: ol_device_handle_t,
+    SrcPtr: *const c_void,
+    SrcDevice: ol_device_handle_t,
+    Size: usize,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    memcpy(
+        Queue,
+        DstPtr,
+        DstDevice,
+        SrcPtr,
+        SrcDevice,
+        Size,
+        CodeLocation,
+    )
+}
+
+fn memcpy(
+    queue: ol_queue_handle_t,
+    dst: *mut c_void,
+    dst_device: ol_device_handle_t,
+    src: *const c_void,
+    src_device: ol_device_handle_t,
+    size: usize,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olMemcpy",
+        loc,
+        || {
+            format!("Queue={queue:p}, DstPtr={dst:p}, DstDevice={dst_device:p}, SrcPtr={src:p}, SrcDevice={src_device:p}, Size={size}")
+        },
+        || {
+            let rt = args::runtime()?;
+            let dd = args::device(&rt, dst_device, "DstDevice")?;
+            let sd = args::device(&rt, src_device, "SrcDevice")?;
+            let queue = queue_args::optional_queue(&rt, queue)?;
+            let dst = args::non_null(dst, "DstPtr")?;
+            let src = args::non_null(src, "SrcPtr")?;
+            if validation_enabled() {
+                rt.check_range("DstPtr", dst, size, &dd)?;
+                rt.check_range("SrcPtr", src, size, &sd)?;
+            }
+            match queue {
+                None => rt.mem_copy(dst, &dd, src, &sd, size),
+                Some(q) => rt.enqueue_copy(&q, dst, &dd, src, &sd, size),
+            }
+        },
+    )
+}
+
+/// Fills `FillSize` bytes at `Ptr` with copies of the `PatternSize`-byte pattern.
+#[no_mangle]
+pub extern "C" fn olMemFill(
+    Queue: ol_queue_handle_t,
+    Ptr: *mut c_void,
+    PatternSize: usize,
+    PatternPtr: *const c_void,
+    FillSize: usize,
+) -> ol_result_t {
+    mem_fill(Queue, Ptr, PatternSize, PatternPtr, FillSize, null())
+}
+
+/// `olMemFill` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olMemFillWithCodeLoc(
+    Queue: ol_queue_handle_t,
+    Ptr: *mut c_void,
+    PatternSize: usize,
+    PatternPtr: *const c_void,
+    FillSize: usize,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    mem_fill(Queue, Ptr, PatternSize, PatternPtr, FillSize, CodeLocation)
+}
+
+fn mem_fill(
+    queue: ol_queue_handle_t,
+    ptr: *mut c_void,
+    pattern_size: usize,
+    pattern: *const c_void,
+    fill_size: usize,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olMemFill",
+        loc,
+        || {
+            format!("Queue={queue:p}, Ptr={ptr:p}, PatternSize={pattern_size}, PatternPtr={pattern:p}, FillSize={fill_size}")
+        },
+        || {
+            let rt = args::runtime()?;
+            let queue = queue_args::optional_queue(&rt, queue)?;
+            let ptr = args::non_null(ptr, "Ptr")?;
+            let pattern_addr = args::non_null(pattern, "PatternPtr")?;
+            crate::runtime::Runtime::check_fill(pattern_size, fill_size)?;
+            // SAFETY: non-NULL, and the caller promises `PatternSize` readable bytes. The
+            // pattern is copied before the call returns.
+            let pattern =
+                unsafe { std::slice::from_raw_parts(pattern_addr as *const u8, pattern_size) }
+                    .to_vec();
+            let device = match &queue {
+                Some(q) => q.device.clone(),
+                None => rt.device_of_pointer(ptr).clone(),
+            };
+            if validation_enabled() {
+                rt.check_range("Ptr", ptr, fill_size, &device)?;
+            }
+            if fill_size == 0 {
+                return Ok(());
+            }
+            match queue {
+                None => device.imp.fill(ptr, &pattern, fill_size),
+                Some(q) => rt.enqueue_fill(&q, ptr, pattern, fill_size),
+            }
+        },
+    )
+}
+
+const MEM_INFO_EXPECTED: &str = "an ol_mem_info_t: OL_MEM_INFO_DEVICE, BASE, SIZE or TYPE (0..3)";
+
+fn mem_info(ptr: *const c_void, key: u32) -> Result<(InfoValue, MemInfo)> {
+    let rt = args::runtime()?;
+    let ptr = args::non_null(ptr, "Ptr")?;
+    let key: MemInfo = args::enumeration(key, "PropName", MEM_INFO_EXPECTED)?;
+    Ok((rt.mem_info(ptr, key)?, key))
+}
+
+/// Writes one property of the allocation holding `Ptr` (any address inside it).
+#[no_mangle]
+pub extern "C" fn olGetMemInfo(
+    Ptr: *const c_void,
+    PropName: ol_mem_info_t,
+    PropSize: usize,
+    PropValue: *mut c_void,
+) -> ol_result_t {
+    get_mem_info(Ptr, PropName, PropSize, PropValue, null())
+}
+
+/// `olGetMemInfo` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olGetMemInfoWithCodeLoc(
+    Ptr: *const c_void,
+    PropName: ol_mem_info_t,
+    PropSize: usize,
+    PropValue: *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    get_mem_info(Ptr, PropName, PropSize, PropValue, CodeLocation)
+}
+
+fn get_mem_info(
+    ptr: *const c_void,
+    key: u32,
+    size: usize,
+    out: *mut c_void,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olGetMemInfo",
+        loc,
+        || format!("Ptr={ptr:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
+        || {
+            let (value, key) = mem_info(ptr, key)?;
+            info::write_value(value, key, size, out)
+        },
+    )
+}
+
+/// Writes the bytes `olGetMemInfo` needs for `PropName` to `PropSizeRet`.
+#[no_mangle]
+pub extern "C" fn olGetMemInfoSize(
+    Ptr: *const c_void,
+    PropName: ol_mem_info_t,
+    PropSizeRet: *mut usize,
+) -> ol_result_t {
+    get_mem_info_size(Ptr, PropName, PropSizeRet, null())
+}
+
+/// `olGetMemInfoSize` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olGetMemInfoSizeWithCodeLoc(
+    Ptr: *const c_void,
+    PropName: ol_mem_info_t,
+    PropSizeRet: *mut usize,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    get_mem_info_size(Ptr, PropName, PropSizeRet, CodeLocation)
+}
+
+fn get_mem_info_size(
+    ptr: *const c_void,
+    key: u32,
+    out: *mut usize,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olGetMemInfoSize",
+        loc,
+        || format!("Ptr={ptr:p}, PropName={key}, PropSizeRet={out:p}"),
+        || info::write_size(mem_info(ptr, key)?.0, out),
+    )
+}
+
+/// Page-locks `Size` bytes of host memory at `Ptr` for fast transfers with `Device`;
+/// `PinnedPtr` receives the address the device uses. Registering inside a registered
+/// range is allowed (undo each once); a partial overlap is `OL_ERRC_INVALID_ARGUMENT`.
+#[no_mangle]
+pub extern "C" fn olMemRegister(
+    Device: ol_device_handle_t,
+    Ptr: *mut c_void,
+    Size: usize,
+    Flags: ol_memory_register_flags_t,
+    PinnedPtr: *mut *mut c_void,
+) -> ol_result_t {
+    mem_register(Device, Ptr, Size, Flags, PinnedPtr, null())
+}
+
+/// `olMemRegister` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olMemRegisterWithCodeLoc(
+    Device: ol_device_handle_t,
+    Ptr: *mut c_void,
+    Size: usize,
+    Flags: ol_memory_register_flags_t,
+    PinnedPtr: *mut *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    mem_register(Device, Ptr, Size, Flags, PinnedPtr, CodeLocation)
+}
+
+fn mem_register(
+    device: ol_device_handle_t,
+    ptr: *mut c_void,
+    size: usize,
+    flags: u32,
+    out: *mut *mut c_void,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olMemRegister",
+        loc,
+        || {
+            format!(
+                "Device={device:p}, Ptr={ptr:p}, Size={size}, Flags={flags:#x}, PinnedPtr={out:p}"
+            )
+        },
+        || {
+            let rt = args::runtime()?;
+            let d = args::device(&rt, device, "Device")?;
+            let addr = args::non_null(ptr, "Ptr")?;
+            let out = args::out_ptr(out, "PinnedPtr")?;
+            if flags != 0 {
+                return Err(Error::invalid_enumeration(format!(
+                    "Flags is {flags:#x}; no flags are defined in this version, expected 0"
+                )));
+            }
+            *out = rt.mem_register(&d, addr, size)? as *mut c_void;
+            Ok(())
+        },
+    )
+}
+
+/// Undoes one `olMemRegister` that returned `PinnedPtr`.
+#[no_mangle]
+pub extern "C" fn olMemUnregister(
+    Device: ol_device_handle_t,
+    PinnedPtr: *mut c_void,
+) -> ol_result_t {
+    mem_unregister(Device, PinnedPtr, null())
+}
+
+/// `olMemUnregister` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olMemUnregisterWithCodeLoc(
+    Device: ol_device_handle_t,
+    PinnedPtr: *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    mem_unregister(Device, PinnedPtr, CodeLocation)
+}
+
+fn mem_unregister(
+    device: ol_device_handle_t,
+    pinned: *mut c_void,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olMemUnregister",
+        loc,
+        || format!("Device={device:p}, PinnedPtr={pinned:p}"),
+        || {
+            let rt = args::runtime()?;
+            let d = args::device(&rt, device, "Device")?;
+            rt.mem_unregister(&d, args::non_null(pinned, "PinnedPtr")?)
+        },
+    )
+}

@@ -1,0 +1,148 @@
+//! olIteratePlatforms, olGetPlatformInfo, olGetPlatformInfoSize.
+#![allow(non_snake_case)]
+
+use crate::capi::args;
+use crate::capi::entry::call;
+use crate::capi::info;
+use crate::capi::types::*;
+use crate::plugin::InfoValue;
+use crate::runtime::error::Result;
+use crate::runtime::PlatformInfo;
+use std::ffi::c_void;
+use std::ptr::null;
+
+/// Calls `Callback` once per platform (the host platform last) until it returns false.
+#[no_mangle]
+pub extern "C" fn olIteratePlatforms(
+    Callback: ol_platform_iterate_cb_t,
+    UserData: *mut c_void,
+) -> ol_result_t {
+    iterate(Callback, UserData, null())
+}
+
+/// `olIteratePlatforms` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olIteratePlatformsWithCodeLoc(
+    Callback: ol_platform_iterate_cb_t,
+    UserData: *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    iterate(Callback, UserData, CodeLocation)
+}
+
+fn iterate(
+    callback: ol_platform_iterate_cb_t,
+    user_data: *mut c_void,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olIteratePlatforms",
+        loc,
+        || {
+            format!(
+                "Callback={:?}, UserData={user_data:p}",
+                callback.map(|f| f as *const ())
+            )
+        },
+        || {
+            let rt = args::runtime()?;
+            let callback = callback.ok_or_else(|| {
+                crate::runtime::Error::null_pointer("Callback is NULL; expected a function")
+            })?;
+            for p in &rt.platforms {
+                // SAFETY: a C function pointer the caller supplied, called with a live
+                // platform handle and the caller's own `UserData`.
+                if !unsafe { callback(p.handle() as ol_platform_handle_t, user_data) } {
+                    break;
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+const PLATFORM_INFO_EXPECTED: &str =
+    "an ol_platform_info_t: OL_PLATFORM_INFO_NAME, VENDOR_NAME, VERSION or BACKEND (0..3)";
+
+fn platform_info(platform: ol_platform_handle_t, key: u32) -> Result<(InfoValue, PlatformInfo)> {
+    let rt = args::runtime()?;
+    let p = args::platform(&rt, platform, "Platform")?;
+    let key: PlatformInfo = args::enumeration(key, "PropName", PLATFORM_INFO_EXPECTED)?;
+    Ok((p.info(key), key))
+}
+
+/// Writes one property of `Platform` to `PropValue` (`PropSize` bytes available).
+#[no_mangle]
+pub extern "C" fn olGetPlatformInfo(
+    Platform: ol_platform_handle_t,
+    PropName: ol_platform_info_t,
+    PropSize: usize,
+    PropValue: *mut c_void,
+) -> ol_result_t {
+    get_info(Platform, PropName, PropSize, PropValue, null())
+}
+
+/// `olGetPlatformInfo` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olGetPlatformInfoWithCodeLoc(
+    Platform: ol_platform_handle_t,
+    PropName: ol_platform_info_t,
+    PropSize: usize,
+    PropValue: *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    get_info(Platform, PropName, PropSize, PropValue, CodeLocation)
+}
+
+fn get_info(
+    platform: ol_platform_handle_t,
+    key: u32,
+    size: usize,
+    out: *mut c_void,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olGetPlatformInfo",
+        loc,
+        || format!("Platform={platform:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
+        || {
+            let (value, key) = platform_info(platform, key)?;
+            info::write_value(value, key, size, out)
+        },
+    )
+}
+
+/// Writes the bytes `olGetPlatformInfo` needs for `PropName` to `PropSizeRet`.
+#[no_mangle]
+pub extern "C" fn olGetPlatformInfoSize(
+    Platform: ol_platform_handle_t,
+    PropName: ol_platform_info_t,
+    PropSizeRet: *mut usize,
+) -> ol_result_t {
+    get_info_size(Platform, PropName, PropSizeRet, null())
+}
+
+/// `olGetPlatformInfoSize` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olGetPlatformInfoSizeWithCodeLoc(
+    Platform: ol_platform_handle_t,
+    PropName: ol_platform_info_t,
+    PropSizeRet: *mut usize,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    get_info_size(Platform, PropName, PropSizeRet, CodeLocation)
+}
+
+fn get_info_size(
+    platform: ol_platform_handle_t,
+    key: u32,
+    out: *mut usize,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olGetPlatformInfoSize",
+        loc,
+        || format!("Platform={platform:p}, PropName={key}, PropSizeRet={out:p}"),
+        || info::write_size(platform_info(platform, key)?.0, out),
+    )
+}

@@ -1,0 +1,82 @@
+//! The host platform: one device, the CPU this library runs on.
+
+mod facts;
+mod memory;
+
+pub use facts::HostFacts;
+
+use crate::plugin::{self, AllocKind, Backend, DeviceInfo, DeviceType, InfoValue};
+use crate::runtime::error::Result;
+use std::sync::Arc;
+
+pub struct HostPlugin;
+
+impl plugin::Plugin for HostPlugin {
+    fn backend(&self) -> Backend {
+        Backend::Host
+    }
+    fn name(&self) -> String {
+        String::from("Host")
+    }
+    fn vendor(&self) -> String {
+        String::from("liboffload")
+    }
+    fn version(&self) -> String {
+        String::from(env!("CARGO_PKG_VERSION"))
+    }
+    fn devices(&self) -> Vec<Arc<dyn plugin::Device>> {
+        vec![Arc::new(HostDevice {
+            facts: HostFacts::read(),
+        })]
+    }
+}
+
+pub struct HostDevice {
+    facts: HostFacts,
+}
+
+impl plugin::Device for HostDevice {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Host
+    }
+
+    fn info(&self, key: DeviceInfo) -> Result<InfoValue> {
+        self.facts.info(key)
+    }
+
+    fn allocate(&self, size: usize, _kind: AllocKind) -> Result<usize> {
+        memory::allocate(size)
+    }
+
+    fn free(&self, addr: usize, size: usize, _kind: AllocKind) -> Result<()> {
+        memory::free(addr, size)
+    }
+
+    fn copy_to_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        memory::copy(dst, src, size);
+        Ok(())
+    }
+
+    fn copy_from_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        memory::copy(dst, src, size);
+        Ok(())
+    }
+
+    fn copy_within_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        memory::copy(dst, src, size);
+        Ok(())
+    }
+
+    fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
+        memory::fill(dst, pattern, size);
+        Ok(())
+    }
+
+    fn lock_host_memory(&self, addr: usize, _size: usize) -> Result<usize> {
+        Ok(addr)
+    }
+
+    fn unlock_host_memory(&self, _addr: usize) -> Result<()> {
+        Ok(())
+    }
+}

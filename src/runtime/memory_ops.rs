@@ -1,0 +1,198 @@
+//! Memory operations of the runtime: allocation through the shared memory manager,
+//! synchronous copies and fills, queries and host-memory registration.
+
+use crate::memory::AllocationInfo;
+use crate::plugin::{AllocKind, InfoValue};
+use crate::runtime::context::Runtime;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::platform::Device;
+use std::sync::Arc;
+
+/// `ol_mem_info_t`, in the header's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemInfo {
+    Device = 0,
+    Base = 1,
+    Size = 2,
+    Type = 3,
+}
+
+impl TryFrom<u32> for MemInfo {
+    type Error = u32;
+    fn try_from(v: u32) -> std::result::Result<Self, u32> {
+        Ok(match v {
+            0 => MemInfo::Device,
+            1 => MemInfo::Base,
+            2 => MemInfo::Size,
+            3 => MemInfo::Type,
+            _ => return Err(v),
+        })
+    }
+}
+
+/// Staging size for copies between two devices that share no memory.
+const STAGING_CHUNK: usize = 8 << 20;
+
+impl Runtime {
+    pub fn mem_alloc(&self, device: &Device, kind: AllocKind, size: usize) -> Result<usize> {
+        if size == 0 {
+            return Err(Error::invalid_size(
+                "Size is 0; an allocation must be at least 1 byte",
+            ));
+        }
+        self.memory.allocate(device.index, kind, size).map_err(|e| {
+            e.context(format!(
+                "olMemAlloc of {size} bytes on {}",
+                device.describe()
+            ))
+        })
+    }
+
+    pub fn mem_free(&self, addr: usize) -> Result<()> {
+        self.memory.free(addr).map(|_| ())
+    }
+
+    /// The live allocation holding `ptr`, or `NotFound`.
+    pub fn allocation_of(&self, ptr: usize) -> Result<AllocationInfo> {
+        self.memory.find(ptr).ok_or_else(|| {
+            Error::not_found(format!(
+                "{ptr:#x} is not inside any live allocation made by olMemAlloc"
+            ))
+        })
+    }
+
+    pub fn mem_info(&self, ptr: usize, key: MemInfo) -> Result<InfoValue> {
+        let a = self.allocation_of(ptr)?;
+        Ok(match key {
+            MemInfo::Device => InfoValue::Handle(self.devices[a.device].handle()),
+            MemInfo::Base => InfoValue::Handle(a.base),
+            MemInfo::Size => InfoValue::Usize(a.size),
+            MemInfo::Type => InfoValue::U32(a.kind as u32),
+        })
+    }
+
+    /// Checks that `[ptr, ptr + size)` fits the allocation it starts in (if it starts in
+    /// one) and that this allocation can be named by `device`.
+    pub fn check_range(&self, what: &str, ptr: usize, size: usize, device: &Device) -> Result<()> {
+        if ptr.checked_add(size).is_none() {
+            return Err(Error::invalid_size(format!(
+                "{what} {ptr:#x} + {size} bytes overflows the address space"
+            )));
+        }
+        let Some(a) = self.memory.find(ptr) else {
+            return Ok(());
+        };
+        let offset = ptr - a.base;
+        if size > a.size - offset {
+            return Err(Error::invalid_size(format!(
+                "{size} bytes at {what} {ptr:#x} overrun its allocation: {} bytes remain after offset {offset} of the {}-byte allocation at {:#x}",
+                a.size - offset, a.size, a.base
+            )));
+        }
+        let owner = &self.devices[a.device];
+        let host_visible = a.kind != AllocKind::Device || owner.is_host();
+        if owner.index != device.index && !(host_visible && device.is_host()) {
+            return Err(Error::invalid_argument(format!(
+                "{what} {ptr:#x} is {:?} memory of {}, but the call names {}",
+                a.kind,
+                owner.describe(),
+                device.describe()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A synchronous copy between any two devices (host memory is named by the host device).
+    pub fn mem_copy(
+        &self,
+        dst: usize,
+        dst_device: &Arc<Device>,
+        src: usize,
+        src_device: &Arc<Device>,
+        size: usize,
+    ) -> Result<()> {
+        if size == 0 {
+            return Ok(());
+        }
+        match (dst_device.is_host(), src_device.is_host()) {
+            (true, true) => dst_device.imp.copy_within_device(dst, src, size),
+            (false, true) => dst_device.imp.copy_to_device(dst, src, size),
+            (true, false) => src_device.imp.copy_from_device(dst, src, size),
+            (false, false) if dst_device.index == src_device.index => {
+                dst_device.imp.copy_within_device(dst, src, size)
+            }
+            (false, false) => self.copy_through_host(dst, dst_device, src, src_device, size),
+        }
+    }
+
+    fn copy_through_host(
+        &self,
+        dst: usize,
+        dst_device: &Device,
+        src: usize,
+        src_device: &Device,
+        size: usize,
+    ) -> Result<()> {
+        let chunk = size.min(STAGING_CHUNK);
+        let host = self.host_device();
+        let staging = self.memory.allocate(host.index, AllocKind::Host, chunk)?;
+        let mut result = Ok(());
+        let mut done = 0;
+        while done < size && result.is_ok() {
+            let n = chunk.min(size - done);
+            result = src_device
+                .imp
+                .copy_from_device(staging, src + done, n)
+                .and_then(|_| dst_device.imp.copy_to_device(dst + done, staging, n));
+            done += n;
+        }
+        self.memory.free(staging)?;
+        result
+    }
+
+    /// The device whose memory `ptr` is, for calls that name no device: the owner of the
+    /// allocation holding it, else the host (plain host memory).
+    pub fn device_of_pointer(&self, ptr: usize) -> &Arc<Device> {
+        match self.memory.find(ptr) {
+            Some(a) => &self.devices[a.device],
+            None => self.host_device(),
+        }
+    }
+
+    pub fn check_fill(pattern_size: usize, fill_size: usize) -> Result<()> {
+        if pattern_size == 0 {
+            return Err(Error::invalid_size(
+                "PatternSize is 0; expected at least 1 byte",
+            ));
+        }
+        if fill_size % pattern_size != 0 {
+            return Err(Error::invalid_size(format!(
+                "FillSize {fill_size} is not a multiple of PatternSize {pattern_size}"
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn mem_register(&self, device: &Device, ptr: usize, size: usize) -> Result<usize> {
+        if size == 0 {
+            return Err(Error::invalid_size("Size is 0; expected at least 1 byte"));
+        }
+        self.registrations.register(device.index, ptr, size, || {
+            if device.is_host() {
+                // Host memory is already the host device's memory: nothing to lock.
+                Ok(ptr)
+            } else {
+                device.imp.lock_host_memory(ptr, size)
+            }
+        })
+    }
+
+    pub fn mem_unregister(&self, device: &Device, pinned: usize) -> Result<()> {
+        if let Some(start) = self.registrations.unregister(device.index, pinned)? {
+            if !device.is_host() {
+                device.imp.unlock_host_memory(start)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,106 @@
+//! Platforms (one per backend) and their devices, as the runtime sees them.
+
+use crate::plugin::{self, Backend, DeviceInfo, DeviceType, InfoValue};
+use crate::runtime::error::{Error, Result};
+use std::sync::Arc;
+
+/// `ol_platform_info_t`, in the header's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlatformInfo {
+    Name = 0,
+    VendorName = 1,
+    Version = 2,
+    Backend = 3,
+}
+
+impl TryFrom<u32> for PlatformInfo {
+    type Error = u32;
+    fn try_from(v: u32) -> std::result::Result<Self, u32> {
+        Ok(match v {
+            0 => PlatformInfo::Name,
+            1 => PlatformInfo::VendorName,
+            2 => PlatformInfo::Version,
+            3 => PlatformInfo::Backend,
+            _ => return Err(v),
+        })
+    }
+}
+
+pub struct Platform {
+    pub index: usize,
+    pub backend: Backend,
+    name: String,
+    vendor: String,
+    version: String,
+    /// Indices into `Runtime::devices`.
+    pub device_indices: Vec<usize>,
+}
+
+impl Platform {
+    pub fn new(index: usize, plugin: &dyn plugin::Plugin, device_indices: Vec<usize>) -> Self {
+        Platform {
+            index,
+            backend: plugin.backend(),
+            name: plugin.name(),
+            vendor: plugin.vendor(),
+            version: plugin.version(),
+            device_indices,
+        }
+    }
+
+    /// The value of the handle that names this platform.
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+
+    pub fn info(&self, key: PlatformInfo) -> InfoValue {
+        match key {
+            PlatformInfo::Name => InfoValue::Str(self.name.clone()),
+            PlatformInfo::VendorName => InfoValue::Str(self.vendor.clone()),
+            PlatformInfo::Version => InfoValue::Str(self.version.clone()),
+            PlatformInfo::Backend => InfoValue::U32(self.backend as u32),
+        }
+    }
+}
+
+pub struct Device {
+    /// Position in `Runtime::devices`; also the memory manager's device number.
+    pub index: usize,
+    pub platform: Arc<Platform>,
+    pub imp: Arc<dyn plugin::Device>,
+    pub device_type: DeviceType,
+}
+
+impl Device {
+    /// The value of the handle that names this device.
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+
+    pub fn is_host(&self) -> bool {
+        self.platform.backend == Backend::Host
+    }
+
+    /// A short description for messages: "device 1 (AMDGPU gfx90a)".
+    pub fn describe(&self) -> String {
+        let name = match self.imp.info(DeviceInfo::Name) {
+            Ok(InfoValue::Str(s)) => s,
+            _ => String::from("unnamed"),
+        };
+        format!(
+            "device {} ({:?} platform, {name})",
+            self.index, self.platform.backend
+        )
+    }
+
+    pub fn info(&self, key: DeviceInfo) -> Result<InfoValue> {
+        match key {
+            DeviceInfo::Type => Ok(InfoValue::U32(self.device_type as u32)),
+            DeviceInfo::Platform => Ok(InfoValue::Handle(self.platform.handle())),
+            _ => self
+                .imp
+                .info(key)
+                .map_err(|e| Error::new(e.code, format!("{} on {}", e.details, self.describe()))),
+        }
+    }
+}

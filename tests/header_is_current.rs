@@ -1,0 +1,51 @@
+//! The committed header must be what cbindgen generates from src/capi today.
+//! `UPDATE_HEADER=1 cargo test --test header_is_current` rewrites it.
+
+use std::path::Path;
+
+fn generate() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut config =
+        cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
+    config.after_includes = Some(format!(
+        "\n/* The version of this header; olGetVersion reports the library's. */\n\
+         #define OL_VERSION_MAJOR {}\n#define OL_VERSION_MINOR {}\n#define OL_VERSION_PATCH {}\n\n\
+         /** Success: a NULL ol_result_t. */\n#define OL_SUCCESS NULL\n\n\
+         #if defined(_WIN32)\n#define OL_APICALL __cdecl\n#define OL_APIEXPORT __declspec(dllimport)\n\
+         #else\n#define OL_APICALL\n#define OL_APIEXPORT __attribute__((visibility(\"default\")))\n#endif\n",
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MINOR"),
+        env!("CARGO_PKG_VERSION_PATCH"),
+    ));
+    let mut out = Vec::new();
+    // Only src/capi is C API: other modules' public constants must not leak into it.
+    let mut sources: Vec<_> = std::fs::read_dir(root.join("src/capi"))
+        .expect("src/capi")
+        .map(|e| e.expect("dir entry").path())
+        .collect();
+    sources.sort();
+    let mut builder = cbindgen::Builder::new().with_config(config);
+    for source in sources {
+        builder = builder.with_src(source);
+    }
+    builder
+        .generate()
+        .expect("cbindgen generates the header")
+        .write(&mut out);
+    String::from_utf8(out).expect("UTF-8 header")
+}
+
+#[test]
+fn committed_header_is_current() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/offload/liboffload.h");
+    let fresh = generate();
+    if std::env::var_os("UPDATE_HEADER").is_some() {
+        std::fs::write(&path, &fresh).expect("write header");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == fresh,
+        "include/offload/liboffload.h is stale: run `UPDATE_HEADER=1 cargo test --test header_is_current` and commit it"
+    );
+}
