@@ -21,7 +21,7 @@ pub fn call(
         Ok(r) => r,
         Err(panic) => Err(Error::unknown(format!(
             "internal error in {name}: {} (please report this bug)",
-            panic_message(&panic)
+            crate::runtime::worker_pool::panic_text(&panic)
         ))),
     };
     if config::trace_enabled() {
@@ -30,16 +30,6 @@ pub fn call(
     match result {
         Ok(()) => std::ptr::null(),
         Err(e) => errors::intern(&e),
-    }
-}
-
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        String::from("a panic with no message")
     }
 }
 

@@ -6,8 +6,10 @@
 //! Bookkeeping shared by all backends (pooling, handle tables, validation) lives in
 //! `runtime` and `memory`, not here.
 
+mod program;
 mod types;
 
+pub use program::{GlobalVariable, Kernel, KernelArgs, LaunchConfig, Program, SymbolKind};
 pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue};
 
 use crate::runtime::error::{Error, Result};
@@ -86,6 +88,12 @@ pub trait Device: Send + Sync {
     /// Says whether this device can run `image`, and if not, why (a sentence naming both
     /// the image and the device).
     fn check_image(&self, image: &[u8]) -> Result<()> {
+        let _ = image;
+        Err(unsupported("loading device images"))
+    }
+
+    /// Loads `image` (already accepted by `check_image`). The plugin keeps its own copy.
+    fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
         let _ = image;
         Err(unsupported("loading device images"))
     }

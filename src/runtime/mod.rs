@@ -10,6 +10,7 @@ pub mod platform;
 pub mod queue;
 pub mod registration;
 pub mod state;
+pub mod worker_pool;
 
 pub use context::Runtime;
 pub use error::{Error, ErrorCode, Result};
