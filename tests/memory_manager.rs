@@ -97,7 +97,7 @@ const MIB: usize = 1 << 20;
 #[test]
 fn repeated_sizes_reuse_without_backend_calls() {
     let dev = FakeDevice::new(0x1000_0000);
-    let mm = manager_with(MIB, &[dev.clone()]);
+    let mm = manager_with(MIB, std::slice::from_ref(&dev));
     for size in [1, 64, 100, 4096, MIB] {
         let first = mm.allocate(0, AllocKind::Device, size).unwrap();
         assert_eq!(first % 64, 0);
@@ -126,7 +126,7 @@ fn repeated_sizes_reuse_without_backend_calls() {
 #[test]
 fn class_rounding_shares_blocks() {
     let dev = FakeDevice::new(0x1000_0000);
-    let mm = manager_with(MIB, &[dev.clone()]);
+    let mm = manager_with(MIB, std::slice::from_ref(&dev));
     let a = mm.allocate(0, AllocKind::Device, 3000).unwrap();
     mm.free(a).unwrap();
     let b = mm.allocate(0, AllocKind::Device, 4096).unwrap();
@@ -138,7 +138,7 @@ fn class_rounding_shares_blocks() {
 #[test]
 fn above_threshold_goes_straight_to_backend() {
     let dev = FakeDevice::new(0x1000_0000);
-    let mm = manager_with(4096, &[dev.clone()]);
+    let mm = manager_with(4096, std::slice::from_ref(&dev));
     for round in 1..=3 {
         let p = mm.allocate(0, AllocKind::Device, 4097).unwrap();
         assert_eq!(dev.live.lock()[&p], (4097, AllocKind::Device));
@@ -156,7 +156,7 @@ fn above_threshold_goes_straight_to_backend() {
 #[test]
 fn threshold_zero_disables_pooling() {
     let dev = FakeDevice::new(0x1000_0000);
-    let mm = manager_with(0, &[dev.clone()]);
+    let mm = manager_with(0, std::slice::from_ref(&dev));
     for round in 1..=10 {
         let p = mm.allocate(0, AllocKind::Managed, 64).unwrap();
         mm.free(p).unwrap();
@@ -183,7 +183,7 @@ fn config_from_lookup_drives_the_manager() {
 fn out_of_memory_releases_cache_and_retries() {
     let dev = FakeDevice::new(0x1000_0000);
     dev.capacity.store(3 * MIB, SeqCst);
-    let mm = manager_with(MIB, &[dev.clone()]);
+    let mm = manager_with(MIB, std::slice::from_ref(&dev));
     let a = mm.allocate(0, AllocKind::Device, MIB).unwrap();
     let b = mm.allocate(0, AllocKind::Host, MIB).unwrap();
     mm.free(a).unwrap();
@@ -208,7 +208,7 @@ fn out_of_memory_releases_cache_and_retries() {
 fn out_of_memory_on_a_pooled_miss() {
     let dev = FakeDevice::new(0x1000_0000);
     dev.capacity.store(MIB, SeqCst);
-    let mm = manager_with(MIB, &[dev.clone()]);
+    let mm = manager_with(MIB, std::slice::from_ref(&dev));
     let a = mm.allocate(0, AllocKind::Device, 4096).unwrap();
     mm.free(a).unwrap();
     let b = mm.allocate(0, AllocKind::Device, MIB).unwrap();
@@ -223,7 +223,7 @@ fn out_of_memory_on_a_pooled_miss() {
 #[test]
 fn bad_frees_are_not_found() {
     let dev = FakeDevice::new(0x1000_0000);
-    let mm = manager_with(MIB, &[dev.clone()]);
+    let mm = manager_with(MIB, std::slice::from_ref(&dev));
     let p = mm.allocate(0, AllocKind::Device, 256).unwrap();
     let interior = mm.free(p + 64).unwrap_err();
     assert_eq!(interior.code, ErrorCode::NotFound);
@@ -240,7 +240,7 @@ fn bad_frees_are_not_found() {
 #[test]
 fn bad_arguments() {
     let dev = FakeDevice::new(0x1000_0000);
-    let mm = manager_with(MIB, &[dev.clone()]);
+    let mm = manager_with(MIB, std::slice::from_ref(&dev));
     assert_eq!(
         mm.allocate(0, AllocKind::Device, 0).unwrap_err().code,
         ErrorCode::InvalidSize

@@ -39,8 +39,11 @@ impl Entry {
 const SHARD_BITS: u32 = 6;
 const SHARDS: usize = 1 << SHARD_BITS;
 
+/// One shard: live allocations by base address, under one lock.
+type Shard = Padded<Mutex<BTreeMap<usize, Entry>>>;
+
 pub(crate) struct Registry {
-    shards: Box<[Padded<Mutex<BTreeMap<usize, Entry>>>]>,
+    shards: Box<[Shard]>,
 }
 
 /// The shard of `base`: a multiplicative hash of the address bits above the 64-byte
