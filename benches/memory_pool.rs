@@ -144,7 +144,7 @@ fn main() {
             let pooled_mm = manager(DEFAULT_THRESHOLD);
             let pooled = run(&pooled_mm, size, kinds);
             let stats = pooled_mm.shutdown();
-            assert_eq!(stats.backend_allocs as usize, kinds.len());
+            assert!(stats.backend_allocs as usize <= kinds.len(), "{stats}");
             let direct = run(&manager(0), size, kinds);
             println!(
                 "{label:<8} {case:<24} {pooled:>10.1} {direct:>12.1} {:>7.1}x {raw:>10.1}",

@@ -124,6 +124,32 @@ fn repeated_sizes_reuse_without_backend_calls() {
 }
 
 #[test]
+fn blocks_freed_by_one_thread_serve_others() {
+    let dev = FakeDevice::new(0x1000_0000);
+    let mm = Arc::new(manager_with(MIB, std::slice::from_ref(&dev)));
+    let freed: Vec<usize> = (0..8)
+        .map(|_| {
+            let mm = mm.clone();
+            std::thread::spawn(move || {
+                let p = mm.allocate(0, AllocKind::Device, 4096).unwrap();
+                mm.free(p).unwrap();
+                p
+            })
+            .join()
+            .unwrap()
+        })
+        .collect();
+    // Each thread in turn found the block the previous one freed, whatever its stripe.
+    assert!(freed.iter().all(|&p| p == freed[0]));
+    assert_eq!(dev.calls(), (1, 0));
+    let s = mm.stats();
+    assert_eq!(
+        (s.hits, s.misses, s.blocks_live, s.blocks_cached),
+        (7, 1, 0, 1)
+    );
+}
+
+#[test]
 fn class_rounding_shares_blocks() {
     let dev = FakeDevice::new(0x1000_0000);
     let mm = manager_with(MIB, std::slice::from_ref(&dev));

@@ -1,7 +1,7 @@
 //! The memory manager: pools per device and kind, a global registry, the backend calls.
 
 use super::config::PoolConfig;
-use super::pool::DevicePools;
+use super::pool::{default_stripes, DevicePools};
 use super::registry::{AllocationInfo, Registry};
 use super::size_class::SizeClasses;
 use super::stats::PoolStats;
@@ -22,12 +22,13 @@ pub struct MemoryManager {
 impl MemoryManager {
     pub fn new(config: PoolConfig, devices: Vec<Arc<dyn Device>>) -> Self {
         let classes = SizeClasses::new(config.threshold);
+        let stripes = default_stripes();
         MemoryManager {
             config,
             classes,
             devices: devices
                 .into_iter()
-                .map(|d| DevicePools::new(d, &classes))
+                .map(|d| DevicePools::new(d, &classes, stripes))
                 .collect(),
             registry: Registry::new(),
         }

@@ -1,14 +1,45 @@
-//! Free lists and counters of one device: per allocation kind, one lock per size class.
+//! Free lists and counters of one device: per allocation kind and size class, a few
+//! *stripes*, each a free list with its own lock.
+//!
+//! A thread uses its home stripe (threads are numbered round-robin on first use), so
+//! threads allocating the same size mostly take different locks; a thread whose stripe
+//! is empty takes a block from another stripe before asking the backend, so blocks freed
+//! by one thread are reused by others. Counters are per stripe and summed when read
+//! (`live` may wrap in one stripe when a block is freed by another thread: the sum is
+//! exact).
 
 use super::padded::Padded;
 use super::size_class::SizeClasses;
 use super::stats::PoolStats;
 use crate::plugin::{AllocKind, Device};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
-/// One size class of one (device, kind): its free blocks and counters, under one lock.
+/// Most stripes per class.
+const MAX_STRIPES: usize = 8;
+
+/// Stripes per class: the number of CPUs rounded up to a power of two, at most
+/// [`MAX_STRIPES`].
+pub(crate) fn default_stripes() -> usize {
+    std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .next_power_of_two()
+        .min(MAX_STRIPES)
+}
+
+/// This thread's number, for choosing its home stripe.
+#[inline]
+fn thread_number() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static NUMBER: usize = NEXT.fetch_add(1, Relaxed);
+    }
+    NUMBER.with(|n| *n)
+}
+
+/// One stripe of a size class of one (device, kind): free blocks and counters, under one
+/// lock.
 #[derive(Default)]
 struct ClassState {
     free: Vec<usize>,
@@ -31,64 +62,100 @@ struct DirectCounters {
 
 /// The pool of one (device, kind).
 pub(crate) struct KindPool {
-    classes: Box<[Padded<Mutex<ClassState>>]>,
+    /// `stripes` entries per class, class-major.
+    slots: Box<[Padded<Mutex<ClassState>>]>,
+    /// A power of two.
+    stripes: usize,
     direct: Padded<DirectCounters>,
 }
 
 impl KindPool {
-    fn new(classes: &SizeClasses) -> Self {
+    fn new(classes: &SizeClasses, stripes: usize) -> Self {
+        assert!(stripes.is_power_of_two());
         KindPool {
-            classes: (0..classes.count()).map(|_| Padded::default()).collect(),
+            slots: (0..classes.count() * stripes)
+                .map(|_| Padded::default())
+                .collect(),
+            stripes,
             direct: Padded::default(),
         }
+    }
+
+    /// The stripes of `class`, and the index of this thread's home stripe among them.
+    #[inline]
+    fn stripes_of(&self, class: usize) -> (&[Padded<Mutex<ClassState>>], usize) {
+        let first = class * self.stripes;
+        let stripes = &self.slots[first..first + self.stripes];
+        (stripes, thread_number() & (self.stripes - 1))
     }
 
     /// A cached block of `class`, counting a hit; or `None`, counting a miss.
     #[inline]
     pub(crate) fn take(&self, class: usize) -> Option<usize> {
-        let mut state = self.classes[class].lock();
-        match state.free.pop() {
-            Some(addr) => {
+        let (stripes, home) = self.stripes_of(class);
+        {
+            let mut state = stripes[home].lock();
+            if let Some(addr) = state.free.pop() {
                 state.hits += 1;
-                state.live += 1;
-                Some(addr)
-            }
-            None => {
-                state.misses += 1;
-                None
+                state.live = state.live.wrapping_add(1);
+                return Some(addr);
             }
         }
+        // Home is empty: take from another stripe before going to the backend.
+        for other in (1..stripes.len()).map(|i| (home + i) % stripes.len()) {
+            let mut state = stripes[other].lock();
+            if let Some(addr) = state.free.pop() {
+                state.hits += 1;
+                state.live = state.live.wrapping_add(1);
+                return Some(addr);
+            }
+        }
+        stripes[home].lock().misses += 1;
+        None
     }
 
     /// Counts a block of `class` the backend just allocated and the caller now holds.
     pub(crate) fn note_backend_alloc(&self, class: usize) {
-        let mut state = self.classes[class].lock();
+        let (stripes, home) = self.stripes_of(class);
+        let mut state = stripes[home].lock();
         state.backend_allocs += 1;
-        state.live += 1;
+        state.live = state.live.wrapping_add(1);
     }
 
-    /// Takes back a live block of `class` onto the free list.
+    /// Takes back a live block of `class` onto this thread's free list.
     #[inline]
     pub(crate) fn put(&self, class: usize, addr: usize) {
-        let mut state = self.classes[class].lock();
-        state.live -= 1;
+        let (stripes, home) = self.stripes_of(class);
+        let mut state = stripes[home].lock();
+        state.live = state.live.wrapping_sub(1);
         state.free.push(addr);
     }
 
     /// Forgets a live block of `class` that the caller returns to the backend itself.
     pub(crate) fn forget_live(&self, class: usize, freed: bool) {
-        let mut state = self.classes[class].lock();
-        state.live -= 1;
+        let (stripes, home) = self.stripes_of(class);
+        let mut state = stripes[home].lock();
+        state.live = state.live.wrapping_sub(1);
         state.backend_frees += u64::from(freed);
     }
 
-    /// Empties the free list of `class`, returning its blocks.
+    /// Empties the free lists of `class`, returning their blocks.
     fn take_cached(&self, class: usize) -> Vec<usize> {
-        std::mem::take(&mut self.classes[class].lock().free)
+        let (stripes, _) = self.stripes_of(class);
+        let mut all = Vec::new();
+        for stripe in stripes {
+            all.append(&mut stripe.lock().free);
+        }
+        all
     }
 
     fn note_backend_frees(&self, class: usize, count: u64) {
-        self.classes[class].lock().backend_frees += count;
+        let (stripes, home) = self.stripes_of(class);
+        stripes[home].lock().backend_frees += count;
+    }
+
+    fn classes(&self) -> usize {
+        self.slots.len() / self.stripes
     }
 
     pub(crate) fn direct_miss(&self) {
@@ -119,15 +186,16 @@ impl KindPool {
             bytes_live: d.live_bytes.load(Relaxed),
             ..PoolStats::default()
         };
-        for (class, state) in self.classes.iter().enumerate() {
+        for (slot, state) in self.slots.iter().enumerate() {
+            let block = SizeClasses::block_size(slot / self.stripes) as u64;
             let st = state.lock();
-            let block = SizeClasses::block_size(class) as u64;
             s.hits += st.hits;
             s.misses += st.misses;
             s.backend_allocs += st.backend_allocs;
             s.backend_frees += st.backend_frees;
-            s.blocks_live += st.live;
-            s.bytes_live += st.live * block;
+            // Per-stripe `live` may have wrapped; the wrapping sum is exact.
+            s.blocks_live = s.blocks_live.wrapping_add(st.live);
+            s.bytes_live = s.bytes_live.wrapping_add(st.live.wrapping_mul(block));
             s.blocks_cached += st.free.len() as u64;
             s.bytes_cached += st.free.len() as u64 * block;
         }
@@ -144,10 +212,10 @@ pub(crate) struct DevicePools {
 }
 
 impl DevicePools {
-    pub(crate) fn new(device: Arc<dyn Device>, classes: &SizeClasses) -> Self {
+    pub(crate) fn new(device: Arc<dyn Device>, classes: &SizeClasses, stripes: usize) -> Self {
         DevicePools {
             device,
-            kinds: AllocKind::ALL.map(|_| KindPool::new(classes)),
+            kinds: AllocKind::ALL.map(|_| KindPool::new(classes, stripes)),
             cache_releases: AtomicU64::new(0),
             oom_retries: AtomicU64::new(0),
         }
@@ -167,7 +235,7 @@ impl DevicePools {
     pub(crate) fn release_cache(&self) {
         for kind in AllocKind::ALL {
             let pool = self.kind(kind);
-            for class in 0..pool.classes.len() {
+            for class in 0..pool.classes() {
                 let blocks = pool.take_cached(class);
                 if blocks.is_empty() {
                     continue;
