@@ -20,7 +20,9 @@ pub struct MemoryManager {
 }
 
 impl MemoryManager {
+    /// A manager for `devices` (index `i` names `devices[i]`; at most `u32::MAX` devices).
     pub fn new(config: PoolConfig, devices: Vec<Arc<dyn Device>>) -> Self {
+        assert!(u32::try_from(devices.len()).is_ok(), "too many devices");
         let classes = SizeClasses::new(config.threshold);
         let stripes = default_stripes();
         MemoryManager {
