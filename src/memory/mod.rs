@@ -17,9 +17,15 @@
 //! * Hits, misses, bytes cached and live, backend calls and cache releases are counted
 //!   per device; see [`PoolStats`].
 //!
-//! Locks: one per size class (per device and kind) and one per registry shard, each on
-//! its own cache line, so threads allocating different sizes do not wait for each other.
-//! Counters of pooled classes are plain integers updated under the class lock.
+//! Locks: per (device, kind, size class) a few stripes (one per CPU, at most 8), each a
+//! free list with its own lock, a thread using its home stripe; and 64 registry shards
+//! chosen by a hash of the address. Each lock sits on its own cache line, so threads
+//! allocating different sizes, or the same size, rarely wait for each other. Counters of
+//! pooled classes are plain integers updated under the stripe lock. A cached alloc+free
+//! pair costs about 36 ns (`cargo bench --bench memory_pool`).
+//!
+//! The manager has no `Drop`: the runtime calls [`MemoryManager::shutdown`] at teardown,
+//! while the backends are still loaded.
 
 #![forbid(unsafe_code)]
 
