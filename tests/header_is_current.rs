@@ -18,17 +18,11 @@ fn generate() -> String {
         env!("CARGO_PKG_VERSION_PATCH"),
     ));
     let mut out = Vec::new();
-    // Only src/capi is C API: other modules' public constants must not leak into it.
-    let mut sources: Vec<_> = std::fs::read_dir(root.join("src/capi"))
-        .expect("src/capi")
-        .map(|e| e.expect("dir entry").path())
-        .collect();
-    sources.sort();
-    let mut builder = cbindgen::Builder::new().with_config(config);
-    for source in sources {
-        builder = builder.with_src(source);
-    }
-    builder
+    // Only src/capi is C API (cbindgen follows its `mod` items): other modules' public
+    // constants must not leak into the header.
+    cbindgen::Builder::new()
+        .with_config(config)
+        .with_src(root.join("src/capi/mod.rs"))
         .generate()
         .expect("cbindgen generates the header")
         .write(&mut out);

@@ -37,11 +37,20 @@
 // A device of a platform. Owned by the library.
 typedef struct ol_device_impl_t ol_device_impl_t;
 
+// A point in a queue. Created and destroyed by the user.
+typedef struct ol_event_impl_t ol_event_impl_t;
+
 // A platform: one backend (CUDA, AMDGPU, host, ...). Owned by the library.
 typedef struct ol_platform_impl_t ol_platform_impl_t;
 
+// A device image loaded on a device. Created and destroyed by the user.
+typedef struct ol_program_impl_t ol_program_impl_t;
+
 // An in-order queue of commands on a device. Created and destroyed by the user.
 typedef struct ol_queue_impl_t ol_queue_impl_t;
+
+// A kernel or global variable of a program. Owned by its program.
+typedef struct ol_symbol_impl_t ol_symbol_impl_t;
 
 // Error codes.
 typedef uint32_t ol_errc_t;
@@ -73,6 +82,12 @@ typedef struct ol_code_location_t {
 
 typedef uint32_t ol_device_info_t;
 
+typedef struct ol_queue_impl_t *ol_queue_handle_t;
+
+typedef struct ol_event_impl_t *ol_event_handle_t;
+
+typedef uint32_t ol_event_info_t;
+
 // Which backends a platform is.
 typedef uint32_t ol_platform_backend_t;
 
@@ -86,9 +101,36 @@ typedef struct ol_init_args_t {
   const ol_platform_backend_t *Platforms;
 } ol_init_args_t;
 
-typedef uint32_t ol_alloc_type_t;
+typedef struct ol_symbol_impl_t *ol_symbol_handle_t;
 
-typedef struct ol_queue_impl_t *ol_queue_handle_t;
+// A size in up to three dimensions.
+typedef struct ol_dimensions_t {
+  uint32_t x;
+  uint32_t y;
+  uint32_t z;
+} ol_dimensions_t;
+
+// Size-related arguments of a kernel launch.
+typedef struct ol_kernel_launch_size_args_t {
+  // Number of dimensions used, 1 to 3.
+  size_t Dimensions;
+  // Work-groups in each dimension.
+  struct ol_dimensions_t NumGroups;
+  // Work-items of a work-group in each dimension.
+  struct ol_dimensions_t GroupSize;
+  // Bytes of dynamic shared memory per work-group.
+  size_t DynSharedMemory;
+} ol_kernel_launch_size_args_t;
+
+typedef uint32_t ol_kernel_launch_prop_type_t;
+
+// An optional property of a launch; an array of them ends with `OL_KERNEL_LAUNCH_PROP_END`.
+typedef struct ol_kernel_launch_prop_t {
+  ol_kernel_launch_prop_type_t type;
+  void *data;
+} ol_kernel_launch_prop_t;
+
+typedef uint32_t ol_alloc_type_t;
 
 typedef uint32_t ol_mem_info_t;
 
@@ -102,17 +144,18 @@ typedef bool (*ol_platform_iterate_cb_t)(ol_platform_handle_t Platform, void *Us
 
 typedef uint32_t ol_platform_info_t;
 
-typedef uint32_t ol_device_type_t;
-
-typedef uint32_t ol_queue_info_t;
-
-typedef uint32_t ol_event_info_t;
+typedef struct ol_program_impl_t *ol_program_handle_t;
 
 typedef uint32_t ol_symbol_kind_t;
 
 typedef uint32_t ol_symbol_info_t;
 
-typedef uint32_t ol_kernel_launch_prop_type_t;
+// A host function run in queue order by `olLaunchHostFunction`.
+typedef void (*ol_host_function_cb_t)(void *UserData);
+
+typedef uint32_t ol_queue_info_t;
+
+typedef uint32_t ol_device_type_t;
 
 #define OL_ERRC_SUCCESS 0
 
@@ -338,98 +381,43 @@ OL_APIEXPORT ol_result_t olGetDeviceInfoSize(ol_device_handle_t Device, ol_devic
 // `olGetDeviceInfoSize` with the caller's source location.
 OL_APIEXPORT ol_result_t olGetDeviceInfoSizeWithCodeLoc(ol_device_handle_t Device, ol_device_info_t PropName, size_t *PropSizeRet, struct ol_code_location_t *CodeLocation);
 
-// Initialises the library (reference counted: each call must be matched by one
-// `olShutDown`). `Args` may be NULL: every backend. A backend whose vendor library is
-// absent is skipped, not an error.
-OL_APIEXPORT ol_result_t olInit(const struct ol_init_args_t *Args);
+// Creates an event on `Queue` that completes when all work enqueued before it is done.
+OL_APIEXPORT ol_result_t olCreateEvent(ol_queue_handle_t Queue, ol_event_handle_t *Event);
 
-// `olInit` with the caller's source location, shown by `OFFLOAD_TRACE=1`.
-OL_APIEXPORT ol_result_t olInitWithCodeLoc(const struct ol_init_args_t *Args, struct ol_code_location_t *CodeLocation);
+// `olCreateEvent` with the caller's source location.
+OL_APIEXPORT ol_result_t olCreateEventWithCodeLoc(ol_queue_handle_t Queue, ol_event_handle_t *Event, struct ol_code_location_t *CodeLocation);
 
-// Releases one reference; the last one finishes outstanding work and releases
-// everything. Handles are stale afterwards.
-OL_APIEXPORT ol_result_t olShutDown(void);
+// Destroys `Event`; queues already waiting on it still wait for it.
+OL_APIEXPORT ol_result_t olDestroyEvent(ol_event_handle_t Event);
 
-// `olShutDown` with the caller's source location.
-OL_APIEXPORT ol_result_t olShutDownWithCodeLoc(struct ol_code_location_t *CodeLocation);
+// `olDestroyEvent` with the caller's source location.
+OL_APIEXPORT ol_result_t olDestroyEventWithCodeLoc(ol_event_handle_t Event, struct ol_code_location_t *CodeLocation);
 
-// Extension: the library's own version, to compare with `OL_VERSION_*` of the header it
-// was compiled against.
-OL_APIEXPORT ol_result_t olGetVersion(uint32_t *Major, uint32_t *Minor, uint32_t *Patch);
+// Blocks until `Event` is complete; returns the error of its queue, if one happened
+// before the event.
+OL_APIEXPORT ol_result_t olSyncEvent(ol_event_handle_t Event);
 
-// `olGetVersion` with the caller's source location.
-OL_APIEXPORT ol_result_t olGetVersionWithCodeLoc(uint32_t *Major, uint32_t *Minor, uint32_t *Patch, struct ol_code_location_t *CodeLocation);
+// `olSyncEvent` with the caller's source location.
+OL_APIEXPORT ol_result_t olSyncEventWithCodeLoc(ol_event_handle_t Event, struct ol_code_location_t *CodeLocation);
 
-// Allocates `Size` bytes of `Type` memory on `Device`, aligned to at least 64 bytes.
-OL_APIEXPORT ol_result_t olMemAlloc(ol_device_handle_t Device, ol_alloc_type_t Type, size_t Size, void **AllocationOut);
+// Writes one property of `Event` to `PropValue`.
+OL_APIEXPORT ol_result_t olGetEventInfo(ol_event_handle_t Event, ol_event_info_t PropName, size_t PropSize, void *PropValue);
 
-// `olMemAlloc` with the caller's source location.
-OL_APIEXPORT ol_result_t olMemAllocWithCodeLoc(ol_device_handle_t Device, ol_alloc_type_t Type, size_t Size, void **AllocationOut, struct ol_code_location_t *CodeLocation);
+// `olGetEventInfo` with the caller's source location.
+OL_APIEXPORT ol_result_t olGetEventInfoWithCodeLoc(ol_event_handle_t Event, ol_event_info_t PropName, size_t PropSize, void *PropValue, struct ol_code_location_t *CodeLocation);
 
-// Frees an allocation; `Address` must be its start. Anything else is `OL_ERRC_NOT_FOUND`.
-OL_APIEXPORT ol_result_t olMemFree(void *Address);
+// Writes the bytes `olGetEventInfo` needs for `PropName` to `PropSizeRet`.
+OL_APIEXPORT ol_result_t olGetEventInfoSize(ol_event_handle_t Event, ol_event_info_t PropName, size_t *PropSizeRet);
 
-// `olMemFree` with the caller's source location.
-OL_APIEXPORT ol_result_t olMemFreeWithCodeLoc(void *Address, struct ol_code_location_t *CodeLocation);
+// `olGetEventInfoSize` with the caller's source location.
+OL_APIEXPORT ol_result_t olGetEventInfoSizeWithCodeLoc(ol_event_handle_t Event, ol_event_info_t PropName, size_t *PropSizeRet, struct ol_code_location_t *CodeLocation);
 
-// Copies `Size` bytes; host memory is named by the host device. A NULL `Queue` copies
-// synchronously.
-OL_APIEXPORT ol_result_t olMemcpy(ol_queue_handle_t Queue, void *DstPtr, ol_device_handle_t DstDevice, const void *SrcPtr, ol_device_handle_t SrcDevice, size_t Size);
+// Writes the milliseconds between the completion of `StartEvent` and of `EndEvent`
+// (events of the same device) to `ElapsedTime`, waiting for both.
+OL_APIEXPORT ol_result_t olGetEventElapsedTime(ol_event_handle_t StartEvent, ol_event_handle_t EndEvent, float *ElapsedTime);
 
-// `olMemcpy` with the caller's source location.
-OL_APIEXPORT ol_result_t olMemcpyWithCodeLoc(ol_queue_handle_t Queue, void *DstPtr, ol_device_handle_t DstDevice, const void *SrcPtr, ol_device_handle_t SrcDevice, size_t Size, struct ol_code_location_t *CodeLocation);
-
-// Fills `FillSize` bytes at `Ptr` with copies of the `PatternSize`-byte pattern.
-OL_APIEXPORT ol_result_t olMemFill(ol_queue_handle_t Queue, void *Ptr, size_t PatternSize, const void *PatternPtr, size_t FillSize);
-
-// `olMemFill` with the caller's source location.
-OL_APIEXPORT ol_result_t olMemFillWithCodeLoc(ol_queue_handle_t Queue, void *Ptr, size_t PatternSize, const void *PatternPtr, size_t FillSize, struct ol_code_location_t *CodeLocation);
-
-// Writes one property of the allocation holding `Ptr` (any address inside it).
-OL_APIEXPORT ol_result_t olGetMemInfo(const void *Ptr, ol_mem_info_t PropName, size_t PropSize, void *PropValue);
-
-// `olGetMemInfo` with the caller's source location.
-OL_APIEXPORT ol_result_t olGetMemInfoWithCodeLoc(const void *Ptr, ol_mem_info_t PropName, size_t PropSize, void *PropValue, struct ol_code_location_t *CodeLocation);
-
-// Writes the bytes `olGetMemInfo` needs for `PropName` to `PropSizeRet`.
-OL_APIEXPORT ol_result_t olGetMemInfoSize(const void *Ptr, ol_mem_info_t PropName, size_t *PropSizeRet);
-
-// `olGetMemInfoSize` with the caller's source location.
-OL_APIEXPORT ol_result_t olGetMemInfoSizeWithCodeLoc(const void *Ptr, ol_mem_info_t PropName, size_t *PropSizeRet, struct ol_code_location_t *CodeLocation);
-
-// Page-locks `Size` bytes of host memory at `Ptr` for fast transfers with `Device`;
-// `PinnedPtr` receives the address the device uses. Registering inside a registered
-// range is allowed (undo each once); a partial overlap is `OL_ERRC_INVALID_ARGUMENT`.
-OL_APIEXPORT ol_result_t olMemRegister(ol_device_handle_t Device, void *Ptr, size_t Size, ol_memory_register_flags_t Flags, void **PinnedPtr);
-
-// `olMemRegister` with the caller's source location.
-OL_APIEXPORT ol_result_t olMemRegisterWithCodeLoc(ol_device_handle_t Device, void *Ptr, size_t Size, ol_memory_register_flags_t Flags, void **PinnedPtr, struct ol_code_location_t *CodeLocation);
-
-// Undoes one `olMemRegister` that returned `PinnedPtr`.
-OL_APIEXPORT ol_result_t olMemUnregister(ol_device_handle_t Device, void *PinnedPtr);
-
-// `olMemUnregister` with the caller's source location.
-OL_APIEXPORT ol_result_t olMemUnregisterWithCodeLoc(ol_device_handle_t Device, void *PinnedPtr, struct ol_code_location_t *CodeLocation);
-
-// Calls `Callback` once per device of every platform (the host platform's last) until it
-// returns false.
-OL_APIEXPORT ol_result_t olIterateDevices(ol_device_iterate_cb_t Callback, void *UserData);
-
-// `olIterateDevices` with the caller's source location.
-OL_APIEXPORT ol_result_t olIterateDevicesWithCodeLoc(ol_device_iterate_cb_t Callback, void *UserData, struct ol_code_location_t *CodeLocation);
-
-// Writes one property of `Device` to `PropValue` (`PropSize` bytes available). A value
-// the backend cannot know is `OL_ERRC_UNSUPPORTED`.
-OL_APIEXPORT ol_result_t olGetDeviceInfo(ol_device_handle_t Device, ol_device_info_t PropName, size_t PropSize, void *PropValue);
-
-// `olGetDeviceInfo` with the caller's source location.
-OL_APIEXPORT ol_result_t olGetDeviceInfoWithCodeLoc(ol_device_handle_t Device, ol_device_info_t PropName, size_t PropSize, void *PropValue, struct ol_code_location_t *CodeLocation);
-
-// Writes the bytes `olGetDeviceInfo` needs for `PropName` to `PropSizeRet`.
-OL_APIEXPORT ol_result_t olGetDeviceInfoSize(ol_device_handle_t Device, ol_device_info_t PropName, size_t *PropSizeRet);
-
-// `olGetDeviceInfoSize` with the caller's source location.
-OL_APIEXPORT ol_result_t olGetDeviceInfoSizeWithCodeLoc(ol_device_handle_t Device, ol_device_info_t PropName, size_t *PropSizeRet, struct ol_code_location_t *CodeLocation);
+// `olGetEventElapsedTime` with the caller's source location.
+OL_APIEXPORT ol_result_t olGetEventElapsedTimeWithCodeLoc(ol_event_handle_t StartEvent, ol_event_handle_t EndEvent, float *ElapsedTime, struct ol_code_location_t *CodeLocation);
 
 // Initialises the library (reference counted: each call must be matched by one
 // `olShutDown`). `Args` may be NULL: every backend. A backend whose vendor library is
@@ -452,6 +440,28 @@ OL_APIEXPORT ol_result_t olGetVersion(uint32_t *Major, uint32_t *Minor, uint32_t
 
 // `olGetVersion` with the caller's source location.
 OL_APIEXPORT ol_result_t olGetVersionWithCodeLoc(uint32_t *Major, uint32_t *Minor, uint32_t *Patch, struct ol_code_location_t *CodeLocation);
+
+// Launches `Kernel` on `Device` over the grid `LaunchSizeArgs`; a NULL `Queue` runs it
+// synchronously. `ArgPtrs[i]` points to argument i's value of `ArgSizes[i]` bytes;
+// the values are copied before the call returns.
+OL_APIEXPORT ol_result_t olLaunchKernel(ol_queue_handle_t Queue, ol_device_handle_t Device, ol_symbol_handle_t Kernel, const struct ol_kernel_launch_size_args_t *LaunchSizeArgs, const struct ol_kernel_launch_prop_t *Properties, size_t NumArgs, void **ArgPtrs, const size_t *ArgSizes);
+
+// `olLaunchKernel` with the caller's source location.
+OL_APIEXPORT ol_result_t olLaunchKernelWithCodeLoc(ol_queue_handle_t Queue, ol_device_handle_t Device, ol_symbol_handle_t Kernel, const struct ol_kernel_launch_size_args_t *LaunchSizeArgs, const struct ol_kernel_launch_prop_t *Properties, size_t NumArgs, void **ArgPtrs, const size_t *ArgSizes, struct ol_code_location_t *CodeLocation);
+
+// Writes to `GroupSize` the work-group size that fills `Device` for `Kernel`, given
+// `SharedMemory` bytes of dynamic shared memory per work-item.
+OL_APIEXPORT ol_result_t olCalculateOptimalOccupancy(ol_device_handle_t Device, ol_symbol_handle_t Kernel, size_t SharedMemory, size_t *GroupSize);
+
+// `olCalculateOptimalOccupancy` with the caller's source location.
+OL_APIEXPORT ol_result_t olCalculateOptimalOccupancyWithCodeLoc(ol_device_handle_t Device, ol_symbol_handle_t Kernel, size_t SharedMemory, size_t *GroupSize, struct ol_code_location_t *CodeLocation);
+
+// Writes to `MaxGroupCount` how many work-groups of `LaunchSizeArgs`'s shape can be
+// resident at once for a cooperative launch of `Kernel`.
+OL_APIEXPORT ol_result_t olGetKernelMaxCooperativeGroupCount(ol_device_handle_t Device, ol_symbol_handle_t Kernel, const struct ol_kernel_launch_size_args_t *LaunchSizeArgs, uint32_t *MaxGroupCount);
+
+// `olGetKernelMaxCooperativeGroupCount` with the caller's source location.
+OL_APIEXPORT ol_result_t olGetKernelMaxCooperativeGroupCountWithCodeLoc(ol_device_handle_t Device, ol_symbol_handle_t Kernel, const struct ol_kernel_launch_size_args_t *LaunchSizeArgs, uint32_t *MaxGroupCount, struct ol_code_location_t *CodeLocation);
 
 // Allocates `Size` bytes of `Type` memory on `Device`, aligned to at least 64 bytes.
 OL_APIEXPORT ol_result_t olMemAlloc(ol_device_handle_t Device, ol_alloc_type_t Type, size_t Size, void **AllocationOut);
@@ -522,23 +532,89 @@ OL_APIEXPORT ol_result_t olGetPlatformInfoSize(ol_platform_handle_t Platform, ol
 // `olGetPlatformInfoSize` with the caller's source location.
 OL_APIEXPORT ol_result_t olGetPlatformInfoSizeWithCodeLoc(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t *PropSizeRet, struct ol_code_location_t *CodeLocation);
 
-// Calls `Callback` once per platform (the host platform last) until it returns false.
-OL_APIEXPORT ol_result_t olIteratePlatforms(ol_platform_iterate_cb_t Callback, void *UserData);
+// Loads a device image on `Device`. The library copies the image. A wrong image is
+// `OL_ERRC_INVALID_BINARY`, with a reason naming the image and the device.
+OL_APIEXPORT ol_result_t olCreateProgram(ol_device_handle_t Device, const void *ProgData, size_t ProgDataSize, ol_program_handle_t *Program);
 
-// `olIteratePlatforms` with the caller's source location.
-OL_APIEXPORT ol_result_t olIteratePlatformsWithCodeLoc(ol_platform_iterate_cb_t Callback, void *UserData, struct ol_code_location_t *CodeLocation);
+// `olCreateProgram` with the caller's source location.
+OL_APIEXPORT ol_result_t olCreateProgramWithCodeLoc(ol_device_handle_t Device, const void *ProgData, size_t ProgDataSize, ol_program_handle_t *Program, struct ol_code_location_t *CodeLocation);
 
-// Writes one property of `Platform` to `PropValue` (`PropSize` bytes available).
-OL_APIEXPORT ol_result_t olGetPlatformInfo(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t PropSize, void *PropValue);
+// Destroys `Program` and its symbols' handles. Kernels of it still running or enqueued
+// finish first; the image is unloaded after them.
+OL_APIEXPORT ol_result_t olDestroyProgram(ol_program_handle_t Program);
 
-// `olGetPlatformInfo` with the caller's source location.
-OL_APIEXPORT ol_result_t olGetPlatformInfoWithCodeLoc(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t PropSize, void *PropValue, struct ol_code_location_t *CodeLocation);
+// `olDestroyProgram` with the caller's source location.
+OL_APIEXPORT ol_result_t olDestroyProgramWithCodeLoc(ol_program_handle_t Program, struct ol_code_location_t *CodeLocation);
 
-// Writes the bytes `olGetPlatformInfo` needs for `PropName` to `PropSizeRet`.
-OL_APIEXPORT ol_result_t olGetPlatformInfoSize(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t *PropSizeRet);
+// Writes to `IsValid` whether `Device` can load the image.
+OL_APIEXPORT ol_result_t olIsValidBinary(ol_device_handle_t Device, const void *ProgData, size_t ProgDataSize, bool *IsValid);
 
-// `olGetPlatformInfoSize` with the caller's source location.
-OL_APIEXPORT ol_result_t olGetPlatformInfoSizeWithCodeLoc(ol_platform_handle_t Platform, ol_platform_info_t PropName, size_t *PropSizeRet, struct ol_code_location_t *CodeLocation);
+// `olIsValidBinary` with the caller's source location.
+OL_APIEXPORT ol_result_t olIsValidBinaryWithCodeLoc(ol_device_handle_t Device, const void *ProgData, size_t ProgDataSize, bool *IsValid, struct ol_code_location_t *CodeLocation);
+
+// Finds the kernel or global variable `Name` of `Program`. The symbol is owned by the
+// program. A symbol of the other kind is `OL_ERRC_SYMBOL_KIND`; none is `NOT_FOUND`.
+OL_APIEXPORT ol_result_t olGetSymbol(ol_program_handle_t Program, const char *Name, ol_symbol_kind_t Kind, ol_symbol_handle_t *Symbol);
+
+// `olGetSymbol` with the caller's source location.
+OL_APIEXPORT ol_result_t olGetSymbolWithCodeLoc(ol_program_handle_t Program, const char *Name, ol_symbol_kind_t Kind, ol_symbol_handle_t *Symbol, struct ol_code_location_t *CodeLocation);
+
+// Writes one property of `Symbol` to `PropValue`. A global-variable-only key asked of a
+// kernel is `OL_ERRC_SYMBOL_KIND`.
+OL_APIEXPORT ol_result_t olGetSymbolInfo(ol_symbol_handle_t Symbol, ol_symbol_info_t PropName, size_t PropSize, void *PropValue);
+
+// `olGetSymbolInfo` with the caller's source location.
+OL_APIEXPORT ol_result_t olGetSymbolInfoWithCodeLoc(ol_symbol_handle_t Symbol, ol_symbol_info_t PropName, size_t PropSize, void *PropValue, struct ol_code_location_t *CodeLocation);
+
+// Writes the bytes `olGetSymbolInfo` needs for `PropName` to `PropSizeRet`.
+OL_APIEXPORT ol_result_t olGetSymbolInfoSize(ol_symbol_handle_t Symbol, ol_symbol_info_t PropName, size_t *PropSizeRet);
+
+// `olGetSymbolInfoSize` with the caller's source location.
+OL_APIEXPORT ol_result_t olGetSymbolInfoSizeWithCodeLoc(ol_symbol_handle_t Symbol, ol_symbol_info_t PropName, size_t *PropSizeRet, struct ol_code_location_t *CodeLocation);
+
+// Creates an in-order queue on `Device`.
+OL_APIEXPORT ol_result_t olCreateQueue(ol_device_handle_t Device, ol_queue_handle_t *Queue);
+
+// `olCreateQueue` with the caller's source location.
+OL_APIEXPORT ol_result_t olCreateQueueWithCodeLoc(ol_device_handle_t Device, ol_queue_handle_t *Queue, struct ol_code_location_t *CodeLocation);
+
+// Destroys `Queue` without waiting: enqueued work still completes, its events stay valid.
+OL_APIEXPORT ol_result_t olDestroyQueue(ol_queue_handle_t Queue);
+
+// `olDestroyQueue` with the caller's source location.
+OL_APIEXPORT ol_result_t olDestroyQueueWithCodeLoc(ol_queue_handle_t Queue, struct ol_code_location_t *CodeLocation);
+
+// Blocks until all work enqueued on `Queue` is done; returns the first asynchronous
+// error since the last sync, if any.
+OL_APIEXPORT ol_result_t olSyncQueue(ol_queue_handle_t Queue);
+
+// `olSyncQueue` with the caller's source location.
+OL_APIEXPORT ol_result_t olSyncQueueWithCodeLoc(ol_queue_handle_t Queue, struct ol_code_location_t *CodeLocation);
+
+// Later work on `Queue` waits until every event in `Events` is complete (events of any
+// queue of any device).
+OL_APIEXPORT ol_result_t olWaitEvents(ol_queue_handle_t Queue, ol_event_handle_t *Events, size_t NumEvents);
+
+// `olWaitEvents` with the caller's source location.
+OL_APIEXPORT ol_result_t olWaitEventsWithCodeLoc(ol_queue_handle_t Queue, ol_event_handle_t *Events, size_t NumEvents, struct ol_code_location_t *CodeLocation);
+
+// Runs `Callback(UserData)` in queue order.
+OL_APIEXPORT ol_result_t olLaunchHostFunction(ol_queue_handle_t Queue, ol_host_function_cb_t Callback, void *UserData);
+
+// `olLaunchHostFunction` with the caller's source location.
+OL_APIEXPORT ol_result_t olLaunchHostFunctionWithCodeLoc(ol_queue_handle_t Queue, ol_host_function_cb_t Callback, void *UserData, struct ol_code_location_t *CodeLocation);
+
+// Writes one property of `Queue` to `PropValue`.
+OL_APIEXPORT ol_result_t olGetQueueInfo(ol_queue_handle_t Queue, ol_queue_info_t PropName, size_t PropSize, void *PropValue);
+
+// `olGetQueueInfo` with the caller's source location.
+OL_APIEXPORT ol_result_t olGetQueueInfoWithCodeLoc(ol_queue_handle_t Queue, ol_queue_info_t PropName, size_t PropSize, void *PropValue, struct ol_code_location_t *CodeLocation);
+
+// Writes the bytes `olGetQueueInfo` needs for `PropName` to `PropSizeRet`.
+OL_APIEXPORT ol_result_t olGetQueueInfoSize(ol_queue_handle_t Queue, ol_queue_info_t PropName, size_t *PropSizeRet);
+
+// `olGetQueueInfoSize` with the caller's source location.
+OL_APIEXPORT ol_result_t olGetQueueInfoSizeWithCodeLoc(ol_queue_handle_t Queue, ol_queue_info_t PropName, size_t *PropSizeRet, struct ol_code_location_t *CodeLocation);
 
 #ifdef __cplusplus
 }  // extern "C"

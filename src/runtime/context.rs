@@ -4,9 +4,11 @@ use crate::memory::{MemoryManager, PoolConfig};
 use crate::plugin::{Backend, Plugin};
 use crate::plugins;
 use crate::runtime::error::Result;
+use crate::runtime::event::Event;
 use crate::runtime::handle_table::HandleTable;
 use crate::runtime::platform::{Device, Platform};
-use crate::runtime::queue::Queue;
+use crate::runtime::program::{Program, Symbol};
+use crate::runtime::queue::{Outstanding, Queue};
 use crate::runtime::registration::Registrations;
 use crate::runtime::state::InitOptions;
 use std::sync::Arc;
@@ -18,6 +20,11 @@ pub struct Runtime {
     pub memory: MemoryManager,
     pub registrations: Registrations,
     pub queues: HandleTable<Queue>,
+    pub events: HandleTable<Event>,
+    pub programs: HandleTable<Program>,
+    pub symbols: HandleTable<Symbol>,
+    /// Commands not yet finished on any queue, destroyed ones included.
+    pub outstanding: Arc<Outstanding>,
 }
 
 impl Runtime {
@@ -59,11 +66,20 @@ impl Runtime {
             memory,
             registrations: Registrations::default(),
             queues: HandleTable::default(),
+            events: HandleTable::default(),
+            programs: HandleTable::default(),
+            symbols: HandleTable::default(),
+            outstanding: Arc::default(),
         })
     }
 
     /// Finishes outstanding work and releases every resource.
     pub fn shut_down(&self) {
+        self.outstanding.wait_for_zero();
+        self.symbols.drain();
+        self.programs.drain();
+        self.events.drain();
+        self.queues.drain();
         self.memory.shutdown();
     }
 

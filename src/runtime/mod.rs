@@ -4,10 +4,13 @@
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod event;
 pub mod handle_table;
 pub mod memory_ops;
 pub mod platform;
+pub mod program;
 pub mod queue;
+pub mod queue_ops;
 pub mod registration;
 pub mod state;
 pub mod worker_pool;

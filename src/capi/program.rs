@@ -1,0 +1,313 @@
+//! olCreateProgram, olDestroyProgram, olIsValidBinary, olGetSymbol, olGetSymbolInfo[Size].
+//! There is no "invalid program" error code: a stale program or symbol handle is
+//! `OL_ERRC_INVALID_ARGUMENT`.
+#![allow(non_snake_case)]
+
+use crate::capi::args;
+use crate::capi::entry::call;
+use crate::capi::info;
+use crate::capi::types::*;
+use crate::plugin::{InfoValue, SymbolKind};
+use crate::runtime::error::{Error, ErrorCode, Result};
+use crate::runtime::program::{Program, Symbol, SymbolInfo};
+use crate::runtime::Runtime;
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr::null;
+use std::sync::Arc;
+
+pub(crate) fn live_program(rt: &Runtime, program: ol_program_handle_t) -> Result<Arc<Program>> {
+    args::live(
+        &rt.programs,
+        program,
+        "Program",
+        "program",
+        ErrorCode::InvalidArgument,
+    )
+}
+
+pub(crate) fn live_symbol(
+    rt: &Runtime,
+    symbol: ol_symbol_handle_t,
+    name: &str,
+) -> Result<Arc<Symbol>> {
+    args::live(
+        &rt.symbols,
+        symbol,
+        name,
+        "symbol (or its program was destroyed)",
+        ErrorCode::InvalidArgument,
+    )
+}
+
+/// The caller's image bytes (`Size` of them at `Data`).
+fn image<'a>(data: *const c_void, size: usize) -> Result<&'a [u8]> {
+    let addr = args::non_null(data, "ProgData")?;
+    if size == 0 {
+        return Err(Error::invalid_size(
+            "ProgDataSize is 0; expected the image's length in bytes",
+        ));
+    }
+    // SAFETY: non-NULL, and the caller promises `size` readable bytes; they are only read
+    // during the call (the plugin copies what it keeps).
+    Ok(unsafe { std::slice::from_raw_parts(addr as *const u8, size) })
+}
+
+/// Loads a device image on `Device`. The library copies the image. A wrong image is
+/// `OL_ERRC_INVALID_BINARY`, with a reason naming the image and the device.
+#[no_mangle]
+pub extern "C" fn olCreateProgram(
+    Device: ol_device_handle_t,
+    ProgData: *const c_void,
+    ProgDataSize: usize,
+    Program: *mut ol_program_handle_t,
+) -> ol_result_t {
+    create_program(Device, ProgData, ProgDataSize, Program, null())
+}
+
+/// `olCreateProgram` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olCreateProgramWithCodeLoc(
+    Device: ol_device_handle_t,
+    ProgData: *const c_void,
+    ProgDataSize: usize,
+    Program: *mut ol_program_handle_t,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    create_program(Device, ProgData, ProgDataSize, Program, CodeLocation)
+}
+
+fn create_program(
+    device: ol_device_handle_t,
+    data: *const c_void,
+    size: usize,
+    out: *mut ol_program_handle_t,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olCreateProgram",
+        loc,
+        || format!("Device={device:p}, ProgData={data:p}, ProgDataSize={size}, Program={out:p}"),
+        || {
+            let rt = args::runtime()?;
+            let d = args::device(&rt, device, "Device")?;
+            let bytes = image(data, size)?;
+            let out = args::out_ptr(out, "Program")?;
+            *out = rt.create_program(&d, bytes)? as ol_program_handle_t;
+            Ok(())
+        },
+    )
+}
+
+/// Destroys `Program` and its symbols' handles. Kernels of it still running or enqueued
+/// finish first; the image is unloaded after them.
+#[no_mangle]
+pub extern "C" fn olDestroyProgram(Program: ol_program_handle_t) -> ol_result_t {
+    destroy_program(Program, null())
+}
+
+/// `olDestroyProgram` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olDestroyProgramWithCodeLoc(
+    Program: ol_program_handle_t,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    destroy_program(Program, CodeLocation)
+}
+
+fn destroy_program(program: ol_program_handle_t, loc: *const ol_code_location_t) -> ol_result_t {
+    call(
+        "olDestroyProgram",
+        loc,
+        || format!("Program={program:p}"),
+        || {
+            let rt = args::runtime()?;
+            live_program(&rt, program)?;
+            rt.destroy_program(program as usize)
+        },
+    )
+}
+
+/// Writes to `IsValid` whether `Device` can load the image.
+#[no_mangle]
+pub extern "C" fn olIsValidBinary(
+    Device: ol_device_handle_t,
+    ProgData: *const c_void,
+    ProgDataSize: usize,
+    IsValid: *mut bool,
+) -> ol_result_t {
+    is_valid_binary(Device, ProgData, ProgDataSize, IsValid, null())
+}
+
+/// `olIsValidBinary` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olIsValidBinaryWithCodeLoc(
+    Device: ol_device_handle_t,
+    ProgData: *const c_void,
+    ProgDataSize: usize,
+    IsValid: *mut bool,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    is_valid_binary(Device, ProgData, ProgDataSize, IsValid, CodeLocation)
+}
+
+fn is_valid_binary(
+    device: ol_device_handle_t,
+    data: *const c_void,
+    size: usize,
+    out: *mut bool,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olIsValidBinary",
+        loc,
+        || format!("Device={device:p}, ProgData={data:p}, ProgDataSize={size}, IsValid={out:p}"),
+        || {
+            let rt = args::runtime()?;
+            let d = args::device(&rt, device, "Device")?;
+            let bytes = image(data, size)?;
+            let out = args::out_ptr(out, "IsValid")?;
+            *out = rt.check_binary(&d, bytes).is_ok();
+            Ok(())
+        },
+    )
+}
+
+const SYMBOL_KIND_EXPECTED: &str =
+    "an ol_symbol_kind_t: OL_SYMBOL_KIND_KERNEL (0) or OL_SYMBOL_KIND_GLOBAL_VARIABLE (1)";
+
+/// Finds the kernel or global variable `Name` of `Program`. The symbol is owned by the
+/// program. A symbol of the other kind is `OL_ERRC_SYMBOL_KIND`; none is `NOT_FOUND`.
+#[no_mangle]
+pub extern "C" fn olGetSymbol(
+    Program: ol_program_handle_t,
+    Name: *const c_char,
+    Kind: ol_symbol_kind_t,
+    Symbol: *mut ol_symbol_handle_t,
+) -> ol_result_t {
+    get_symbol(Program, Name, Kind, Symbol, null())
+}
+
+/// `olGetSymbol` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olGetSymbolWithCodeLoc(
+    Program: ol_program_handle_t,
+    Name: *const c_char,
+    Kind: ol_symbol_kind_t,
+    Symbol: *mut ol_symbol_handle_t,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    get_symbol(Program, Name, Kind, Symbol, CodeLocation)
+}
+
+fn get_symbol(
+    program: ol_program_handle_t,
+    name: *const c_char,
+    kind: u32,
+    out: *mut ol_symbol_handle_t,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olGetSymbol",
+        loc,
+        || format!("Program={program:p}, Name={name:p}, Kind={kind}, Symbol={out:p}"),
+        || {
+            let rt = args::runtime()?;
+            let p = live_program(&rt, program)?;
+            args::non_null(name, "Name")?;
+            // SAFETY: non-NULL, and the caller passes a NUL-terminated string.
+            let name = unsafe { CStr::from_ptr(name) }.to_str().map_err(|_| {
+                Error::invalid_argument("Name is not valid UTF-8; symbol names are UTF-8")
+            })?;
+            let kind: SymbolKind = args::enumeration(kind, "Kind", SYMBOL_KIND_EXPECTED)?;
+            let out = args::out_ptr(out, "Symbol")?;
+            *out = rt.get_symbol(&p, name, kind)? as ol_symbol_handle_t;
+            Ok(())
+        },
+    )
+}
+
+const SYMBOL_INFO_EXPECTED: &str = "an ol_symbol_info_t: OL_SYMBOL_INFO_KIND, GLOBAL_VARIABLE_ADDRESS, GLOBAL_VARIABLE_SIZE or NAME (0..3)";
+
+fn symbol_info(symbol: ol_symbol_handle_t, key: u32) -> Result<(InfoValue, SymbolInfo)> {
+    let rt = args::runtime()?;
+    let s = live_symbol(&rt, symbol, "Symbol")?;
+    let key: SymbolInfo = args::enumeration(key, "PropName", SYMBOL_INFO_EXPECTED)?;
+    Ok((s.info(key)?, key))
+}
+
+/// Writes one property of `Symbol` to `PropValue`. A global-variable-only key asked of a
+/// kernel is `OL_ERRC_SYMBOL_KIND`.
+#[no_mangle]
+pub extern "C" fn olGetSymbolInfo(
+    Symbol: ol_symbol_handle_t,
+    PropName: ol_symbol_info_t,
+    PropSize: usize,
+    PropValue: *mut c_void,
+) -> ol_result_t {
+    get_info(Symbol, PropName, PropSize, PropValue, null())
+}
+
+/// `olGetSymbolInfo` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olGetSymbolInfoWithCodeLoc(
+    Symbol: ol_symbol_handle_t,
+    PropName: ol_symbol_info_t,
+    PropSize: usize,
+    PropValue: *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    get_info(Symbol, PropName, PropSize, PropValue, CodeLocation)
+}
+
+fn get_info(
+    symbol: ol_symbol_handle_t,
+    key: u32,
+    size: usize,
+    out: *mut c_void,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olGetSymbolInfo",
+        loc,
+        || format!("Symbol={symbol:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
+        || {
+            let (value, key) = symbol_info(symbol, key)?;
+            info::write_value(value, key, size, out)
+        },
+    )
+}
+
+/// Writes the bytes `olGetSymbolInfo` needs for `PropName` to `PropSizeRet`.
+#[no_mangle]
+pub extern "C" fn olGetSymbolInfoSize(
+    Symbol: ol_symbol_handle_t,
+    PropName: ol_symbol_info_t,
+    PropSizeRet: *mut usize,
+) -> ol_result_t {
+    get_info_size(Symbol, PropName, PropSizeRet, null())
+}
+
+/// `olGetSymbolInfoSize` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olGetSymbolInfoSizeWithCodeLoc(
+    Symbol: ol_symbol_handle_t,
+    PropName: ol_symbol_info_t,
+    PropSizeRet: *mut usize,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    get_info_size(Symbol, PropName, PropSizeRet, CodeLocation)
+}
+
+fn get_info_size(
+    symbol: ol_symbol_handle_t,
+    key: u32,
+    out: *mut usize,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olGetSymbolInfoSize",
+        loc,
+        || format!("Symbol={symbol:p}, PropName={key}, PropSizeRet={out:p}"),
+        || info::write_size(symbol_info(symbol, key)?.0, out),
+    )
+}

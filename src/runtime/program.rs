@@ -1,0 +1,268 @@
+//! Programs, their symbols and kernel launches, backend-neutral.
+
+use crate::plugin::{self, GlobalVariable, InfoValue, KernelArgs, LaunchConfig, SymbolKind};
+use crate::runtime::context::Runtime;
+use crate::runtime::error::{Error, ErrorCode, Result};
+use crate::runtime::platform::Device;
+use crate::runtime::queue::{Command, Queue};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// `ol_symbol_info_t`, in the header's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymbolInfo {
+    Kind = 0,
+    GlobalVariableAddress = 1,
+    GlobalVariableSize = 2,
+    Name = 3,
+}
+
+impl TryFrom<u32> for SymbolInfo {
+    type Error = u32;
+    fn try_from(v: u32) -> std::result::Result<Self, u32> {
+        Ok(match v {
+            0 => SymbolInfo::Kind,
+            1 => SymbolInfo::GlobalVariableAddress,
+            2 => SymbolInfo::GlobalVariableSize,
+            3 => SymbolInfo::Name,
+            _ => return Err(v),
+        })
+    }
+}
+
+pub struct Program {
+    pub device: Arc<Device>,
+    pub imp: Arc<dyn plugin::Program>,
+    /// Symbols handed out, by (name, kind), so asking twice gives the same handle.
+    symbols: Mutex<HashMap<(String, u32), usize>>,
+}
+
+pub enum SymbolTarget {
+    Kernel(Arc<dyn plugin::Kernel>),
+    Global(GlobalVariable),
+}
+
+pub struct Symbol {
+    pub name: String,
+    pub device: Arc<Device>,
+    pub target: SymbolTarget,
+}
+
+impl Symbol {
+    pub fn kind(&self) -> SymbolKind {
+        match self.target {
+            SymbolTarget::Kernel(_) => SymbolKind::Kernel,
+            SymbolTarget::Global(_) => SymbolKind::GlobalVariable,
+        }
+    }
+
+    pub fn kernel(&self) -> Result<&Arc<dyn plugin::Kernel>> {
+        match &self.target {
+            SymbolTarget::Kernel(k) => Ok(k),
+            SymbolTarget::Global(_) => Err(Error::symbol_kind(format!(
+                "symbol '{}' is a global variable, not a kernel",
+                self.name
+            ))),
+        }
+    }
+
+    pub fn info(&self, key: SymbolInfo) -> Result<InfoValue> {
+        let global = || match &self.target {
+            SymbolTarget::Global(g) => Ok(*g),
+            SymbolTarget::Kernel(_) => Err(Error::symbol_kind(format!(
+                "{key:?} is defined for global variables only, and '{}' is a kernel",
+                self.name
+            ))),
+        };
+        Ok(match key {
+            SymbolInfo::Kind => InfoValue::U32(self.kind() as u32),
+            SymbolInfo::GlobalVariableAddress => InfoValue::Handle(global()?.address),
+            SymbolInfo::GlobalVariableSize => InfoValue::Usize(global()?.size),
+            SymbolInfo::Name => InfoValue::Str(self.name.clone()),
+        })
+    }
+}
+
+/// The properties of a launch besides its grid.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LaunchProperties {
+    pub cooperative: bool,
+}
+
+impl Runtime {
+    /// Whether `device` can run `image`; `Err` says why not.
+    pub fn check_binary(&self, device: &Device, image: &[u8]) -> Result<()> {
+        if image.is_empty() {
+            return Err(Error::invalid_size(
+                "Size is 0; expected the image's length in bytes",
+            ));
+        }
+        device.imp.check_image(image).map_err(|e| {
+            let code = if e.code == ErrorCode::Unsupported {
+                ErrorCode::InvalidBinary
+            } else {
+                e.code
+            };
+            Error::new(code, e.details)
+        })
+    }
+
+    pub fn create_program(&self, device: &Arc<Device>, image: &[u8]) -> Result<usize> {
+        self.check_binary(device, image)?;
+        let imp = device.imp.load_program(image)?;
+        Ok(self.programs.insert(Arc::new(Program {
+            device: device.clone(),
+            imp,
+            symbols: Mutex::new(HashMap::new()),
+        })))
+    }
+
+    /// Ends the program's handle and its symbols'. The image is unloaded once no kernel
+    /// of it is running or enqueued (they hold it).
+    pub fn destroy_program(&self, handle: usize) -> Result<()> {
+        let program = self.programs.remove(handle).ok_or_else(|| {
+            Error::invalid_argument(format!("Program {handle:#x} is not a live program"))
+        })?;
+        for (_, symbol) in program.symbols.lock().drain() {
+            self.symbols.remove(symbol);
+        }
+        Ok(())
+    }
+
+    pub fn get_symbol(&self, program: &Program, name: &str, kind: SymbolKind) -> Result<usize> {
+        let mut symbols = program.symbols.lock();
+        if let Some(&handle) = symbols.get(&(name.to_string(), kind as u32)) {
+            return Ok(handle);
+        }
+        let target = match (program.imp.symbol_kind(name), kind) {
+            (None, _) => {
+                return Err(Error::not_found(format!(
+                    "the program has no symbol named '{name}'"
+                )))
+            }
+            (Some(SymbolKind::Kernel), SymbolKind::Kernel) => {
+                SymbolTarget::Kernel(program.imp.kernel(name)?)
+            }
+            (Some(SymbolKind::GlobalVariable), SymbolKind::GlobalVariable) => {
+                SymbolTarget::Global(program.imp.global(name)?)
+            }
+            (Some(actual), wanted) => {
+                return Err(Error::symbol_kind(format!(
+                    "symbol '{name}' is a {}, not a {}",
+                    kind_name(actual),
+                    kind_name(wanted)
+                )))
+            }
+        };
+        let handle = self.symbols.insert(Arc::new(Symbol {
+            name: name.to_string(),
+            device: program.device.clone(),
+            target,
+        }));
+        symbols.insert((name.to_string(), kind as u32), handle);
+        Ok(handle)
+    }
+
+    /// Checks a launch and runs it now (no queue) or enqueues it.
+    pub fn launch_kernel(
+        &self,
+        queue: Option<&Arc<Queue>>,
+        device: &Arc<Device>,
+        symbol: &Symbol,
+        config: LaunchConfig,
+        args: KernelArgs,
+    ) -> Result<()> {
+        let kernel = symbol.kernel()?.clone();
+        if symbol.device.index != device.index {
+            return Err(Error::new(
+                ErrorCode::InvalidDevice,
+                format!(
+                    "kernel '{}' belongs to a program loaded on {}, not on {}",
+                    symbol.name,
+                    symbol.device.describe(),
+                    device.describe()
+                ),
+            ));
+        }
+        if let Some(q) = queue {
+            if q.device.index != device.index {
+                return Err(Error::new(
+                    ErrorCode::InvalidDevice,
+                    format!(
+                        "Queue belongs to {}, but Device is {}",
+                        q.device.describe(),
+                        device.describe()
+                    ),
+                ));
+            }
+        }
+        if let Some(expected) = kernel.arg_count() {
+            if expected != args.len() {
+                return Err(Error::invalid_argument(format!(
+                    "kernel '{}' takes {expected} arguments but NumArgs is {}",
+                    symbol.name,
+                    args.len()
+                )));
+            }
+        }
+        check_grid(device, &config)?;
+        match queue {
+            None => kernel.launch(&config, &args),
+            Some(q) => {
+                q.enqueue(Command::Run {
+                    name: "olLaunchKernel",
+                    work: Box::new(move || kernel.launch(&config, &args)),
+                });
+                Ok(())
+            }
+        }
+    }
+}
+
+fn kind_name(kind: SymbolKind) -> &'static str {
+    match kind {
+        SymbolKind::Kernel => "kernel",
+        SymbolKind::GlobalVariable => "global variable",
+    }
+}
+
+/// Checks the grid against API.md's rules and the device's limits.
+pub fn check_grid(device: &Device, config: &LaunchConfig) -> Result<()> {
+    if !(1..=3).contains(&config.dimensions) {
+        return Err(Error::invalid_argument(format!(
+            "LaunchSizeArgs->Dimensions is {}; expected 1, 2 or 3",
+            config.dimensions
+        )));
+    }
+    let used = config.dimensions as usize;
+    for (what, dims) in [
+        ("NumGroups", config.num_groups),
+        ("GroupSize", config.group_size),
+    ] {
+        if let Some(axis) = dims[..used].iter().position(|&n| n == 0) {
+            return Err(Error::invalid_argument(format!(
+                "LaunchSizeArgs->{what}.{} is 0; every used dimension needs at least 1",
+                ["x", "y", "z"][axis]
+            )));
+        }
+    }
+    if let Ok(InfoValue::U32(max)) = device.info(plugin::DeviceInfo::MaxWorkGroupSize) {
+        if config.items_per_group() > max as u64 {
+            return Err(Error::invalid_argument(format!(
+                "a work-group of {} work-items ({:?}) exceeds the device's maximum of {max}",
+                config.items_per_group(),
+                &config.group_size[..used]
+            )));
+        }
+    }
+    if let Ok(InfoValue::U32(max)) = device.info(plugin::DeviceInfo::WorkGroupLocalMemSize) {
+        if config.dyn_shared_memory > max as usize {
+            return Err(Error::out_of_resources(format!(
+                "DynSharedMemory is {} bytes but the device offers {max} bytes per work-group",
+                config.dyn_shared_memory
+            )));
+        }
+    }
+    Ok(())
+}

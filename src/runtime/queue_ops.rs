@@ -1,0 +1,160 @@
+//! The runtime's queue and event operations: creating and destroying them, and the
+//! asynchronous forms of copies, fills and host functions.
+
+use crate::memory::AllocationInfo;
+use crate::plugin::InfoValue;
+use crate::runtime::context::Runtime;
+use crate::runtime::error::{Error, ErrorCode, Result};
+use crate::runtime::event::{Event, EventInfo};
+use crate::runtime::platform::Device;
+use crate::runtime::queue::{Command, Queue, QueueInfo};
+use std::sync::Arc;
+
+impl Runtime {
+    pub fn create_queue(&self, device: &Arc<Device>) -> Result<usize> {
+        let queue = Arc::new(Queue::new(device.clone(), self.outstanding.clone()));
+        Ok(self.queues.insert(queue))
+    }
+
+    /// Ends the handle's life without waiting: enqueued work still completes.
+    pub fn destroy_queue(&self, handle: usize) -> Result<()> {
+        self.queues.remove(handle).map(|_| ()).ok_or_else(|| {
+            Error::new(
+                ErrorCode::InvalidQueue,
+                format!("Queue {handle:#x} is not a live queue"),
+            )
+        })
+    }
+
+    pub fn queue_info(&self, queue: &Queue, key: QueueInfo) -> InfoValue {
+        match key {
+            QueueInfo::Device => InfoValue::Handle(queue.device.handle()),
+            QueueInfo::Empty => InfoValue::Bool(queue.is_empty()),
+        }
+    }
+
+    /// The allocation a range starts in, so an asynchronous command can check at run time
+    /// that it was not freed in between.
+    fn allocation_snapshot(&self, ptr: usize) -> Option<AllocationInfo> {
+        self.memory.find(ptr)
+    }
+
+    fn still_live(
+        self: &Arc<Self>,
+        what: &str,
+        ptr: usize,
+        at_enqueue: Option<AllocationInfo>,
+    ) -> Result<()> {
+        let Some(before) = at_enqueue else {
+            return Ok(());
+        };
+        match self.memory.find(ptr) {
+            Some(now) if now == before => Ok(()),
+            _ => Err(Error::invalid_argument(format!(
+                "{what} {ptr:#x} lay in the {}-byte allocation at {:#x}, which was freed before the command ran",
+                before.size, before.base
+            ))),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn enqueue_copy(
+        self: &Arc<Self>,
+        queue: &Arc<Queue>,
+        dst: usize,
+        dst_device: &Arc<Device>,
+        src: usize,
+        src_device: &Arc<Device>,
+        size: usize,
+    ) -> Result<()> {
+        let (dst_alloc, src_alloc) = (self.allocation_snapshot(dst), self.allocation_snapshot(src));
+        let (rt, dd, sd) = (self.clone(), dst_device.clone(), src_device.clone());
+        queue.enqueue(Command::Run {
+            name: "olMemcpy",
+            work: Box::new(move || {
+                rt.still_live("DstPtr", dst, dst_alloc)?;
+                rt.still_live("SrcPtr", src, src_alloc)?;
+                rt.mem_copy(dst, &dd, src, &sd, size)
+            }),
+        });
+        Ok(())
+    }
+
+    pub fn enqueue_fill(
+        self: &Arc<Self>,
+        queue: &Arc<Queue>,
+        ptr: usize,
+        pattern: Vec<u8>,
+        size: usize,
+    ) -> Result<()> {
+        let alloc = self.allocation_snapshot(ptr);
+        let rt = self.clone();
+        let device = queue.device.clone();
+        queue.enqueue(Command::Run {
+            name: "olMemFill",
+            work: Box::new(move || {
+                rt.still_live("Ptr", ptr, alloc)?;
+                device.imp.fill(ptr, &pattern, size)
+            }),
+        });
+        Ok(())
+    }
+
+    pub fn enqueue_host_function(
+        &self,
+        queue: &Arc<Queue>,
+        function: impl FnOnce() + Send + 'static,
+    ) {
+        queue.enqueue(Command::Run {
+            name: "olLaunchHostFunction",
+            work: Box::new(move || {
+                function();
+                Ok(())
+            }),
+        });
+    }
+
+    /// An event that completes when everything enqueued on `queue` so far is done.
+    pub fn create_event(&self, queue: &Arc<Queue>, queue_handle: usize) -> Result<usize> {
+        let event = Arc::new(Event::new(queue_handle, queue.device.clone()));
+        let handle = self.events.insert(event.clone());
+        queue.enqueue(Command::Record(event));
+        Ok(handle)
+    }
+
+    pub fn destroy_event(&self, handle: usize) -> Result<()> {
+        self.events.remove(handle).map(|_| ()).ok_or_else(|| {
+            Error::new(
+                ErrorCode::InvalidEvent,
+                format!("Event {handle:#x} is not a live event"),
+            )
+        })
+    }
+
+    /// Later work on `queue` waits for every event.
+    pub fn wait_events(&self, queue: &Arc<Queue>, events: Vec<Arc<Event>>) {
+        for event in events {
+            if !event.is_complete() {
+                queue.enqueue(Command::Wait(event));
+            }
+        }
+    }
+
+    pub fn event_info(&self, event: &Event, key: EventInfo) -> InfoValue {
+        match key {
+            EventInfo::Queue => InfoValue::Handle(event.queue_handle),
+            EventInfo::IsComplete => InfoValue::Bool(event.is_complete()),
+        }
+    }
+
+    pub fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
+        if start.device.index != end.device.index {
+            return Err(Error::invalid_argument(format!(
+                "StartEvent is on {} but EndEvent is on {}; both must be events of the same device",
+                start.device.describe(),
+                end.device.describe()
+            )));
+        }
+        Event::elapsed_ms(start, end)
+    }
+}
