@@ -1,0 +1,60 @@
+//! Helpers shared by the C API tests written in Rust.
+#![allow(dead_code)]
+
+use offload::capi::*;
+use std::ffi::{c_void, CStr};
+
+/// The code of a result (`OL_ERRC_SUCCESS` for NULL).
+pub fn code(r: ol_result_t) -> ol_errc_t {
+    if r.is_null() {
+        OL_ERRC_SUCCESS
+    } else {
+        // SAFETY: non-NULL results point to interned, never-freed errors.
+        unsafe { (*r).Code }
+    }
+}
+
+pub fn details(r: ol_result_t) -> String {
+    if r.is_null() {
+        return String::new();
+    }
+    // SAFETY: as above; `Details` is a NUL-terminated string owned by the library.
+    unsafe { CStr::from_ptr((*r).Details) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[track_caller]
+pub fn ok(r: ol_result_t) {
+    assert!(
+        r.is_null(),
+        "expected success, got {}: {}",
+        code(r),
+        details(r)
+    );
+}
+
+#[track_caller]
+pub fn fails(r: ol_result_t, expected: ol_errc_t) -> String {
+    assert_eq!(code(r), expected, "wrong error: {}", details(r));
+    let d = details(r);
+    assert!(!d.is_empty(), "errors carry details");
+    d
+}
+
+unsafe extern "C" fn first_device(d: ol_device_handle_t, out: *mut c_void) -> bool {
+    // SAFETY: the test passes a pointer to a handle.
+    unsafe { *(out as *mut ol_device_handle_t) = d };
+    false
+}
+
+/// The host device (the only device on a machine without GPUs).
+pub fn host_device() -> ol_device_handle_t {
+    let mut device: ol_device_handle_t = std::ptr::null_mut();
+    ok(olIterateDevices(
+        Some(first_device),
+        &mut device as *mut _ as *mut c_void,
+    ));
+    assert!(!device.is_null());
+    device
+}
