@@ -19,10 +19,11 @@ pub fn write_value(
             "PropSize is {prop_size} bytes but {key:?} needs {needed}; ask olGet...InfoSize for the size"
         )));
     }
-    let bytes = value.to_bytes();
-    // SAFETY: `out` is non-NULL and the caller promises `prop_size` writable bytes there;
-    // `bytes.len() == needed <= prop_size`.
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out as *mut u8, bytes.len()) };
+    value.with_bytes(|bytes| {
+        // SAFETY: `out` is non-NULL and the caller promises `prop_size` writable bytes
+        // there; `bytes.len() == needed <= prop_size`.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out as *mut u8, bytes.len()) };
+    });
     Ok(())
 }
 

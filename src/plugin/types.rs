@@ -150,20 +150,33 @@ impl InfoValue {
         }
     }
 
-    /// The value as the bytes C expects (native endianness, strings NUL-terminated).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        match self {
+    /// Calls `f` with the value as the bytes C expects (native endianness, strings
+    /// NUL-terminated). Scalars stay on the stack: info queries are a hot path.
+    pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        let mut scalar = [0u8; 16];
+        let n = match self {
             InfoValue::Str(s) => {
                 let mut v = Vec::with_capacity(s.len() + 1);
                 v.extend_from_slice(s.as_bytes());
                 v.push(0);
-                v
+                return f(&v);
             }
-            InfoValue::U32(x) => x.to_ne_bytes().to_vec(),
-            InfoValue::U64(x) => x.to_ne_bytes().to_vec(),
-            InfoValue::Usize(x) | InfoValue::Handle(x) => x.to_ne_bytes().to_vec(),
-            InfoValue::Bool(b) => vec![*b as u8],
-            InfoValue::Dims(d) => d.iter().flat_map(|x| x.to_ne_bytes()).collect(),
-        }
+            InfoValue::U32(x) => put(&mut scalar, &x.to_ne_bytes()),
+            InfoValue::U64(x) => put(&mut scalar, &x.to_ne_bytes()),
+            InfoValue::Usize(x) | InfoValue::Handle(x) => put(&mut scalar, &x.to_ne_bytes()),
+            InfoValue::Bool(b) => put(&mut scalar, &[*b as u8]),
+            InfoValue::Dims(d) => {
+                for (i, x) in d.iter().enumerate() {
+                    scalar[i * 4..i * 4 + 4].copy_from_slice(&x.to_ne_bytes());
+                }
+                12
+            }
+        };
+        f(&scalar[..n])
     }
+}
+
+fn put(buf: &mut [u8; 16], bytes: &[u8]) -> usize {
+    buf[..bytes.len()].copy_from_slice(bytes);
+    bytes.len()
 }
