@@ -1,0 +1,60 @@
+# Sourced by the scripts in this folder: the packages they need, and building and
+# installing the library into _install/.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD="$ROOT/build"
+PREFIX="$ROOT/_install"
+JOBS=$(nproc 2>/dev/null || echo 2)
+export DEBIAN_FRONTEND=noninteractive
+# cargo installed by rustup lives here; a non-login shell may not have it on PATH.
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+log() { printf '\n==> %s\n' "$*"; }
+
+# ensure_packages CMD:PACKAGE ...: installs the Debian packages whose commands are
+# missing (as root), or says which command to run (otherwise).
+ensure_packages() {
+  local missing=() pair
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ]; then
+    log "installing ${missing[*]}"
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+  else
+    echo "missing packages; install them with:" >&2
+    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+}
+
+# What building and testing the C side needs.
+ensure_build_tools() {
+  ensure_packages cmake:cmake make:make pkg-config:pkg-config gcc:gcc g++:g++ \
+    readelf:binutils nm:binutils
+  if ! command -v cargo >/dev/null 2>&1; then
+    echo "cargo is missing: install Rust (https://rustup.rs), then run this again" >&2
+    exit 1
+  fi
+}
+
+# Builds the library with CMake (which drives cargo) and installs it into _install/.
+build_and_install() {
+  log "building liboffload (cmake drives cargo)"
+  cmake -S "$ROOT" -B "$BUILD/lib" -DCMAKE_BUILD_TYPE=Release
+  cmake --build "$BUILD/lib" -j "$JOBS"
+  log "installing into $PREFIX"
+  rm -rf "$PREFIX"
+  cmake --install "$BUILD/lib" --prefix "$PREFIX"
+}
+
+# build_against_install SOURCE_DIR BUILD_DIR: configures and builds a consumer project.
+build_against_install() {
+  cmake -S "$1" -B "$2" -DCMAKE_PREFIX_PATH="$PREFIX" --no-warn-unused-cli
+  cmake --build "$2" -j "$JOBS"
+}

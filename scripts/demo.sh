@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds liboffload, installs it into _install/, then builds and runs the C examples.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+ensure_build_tools
+build_and_install
+log "building the examples against $PREFIX"
+build_against_install "$ROOT/examples-c" "$BUILD/examples-c"
+log "examples-c/list_devices"
+"$BUILD/examples-c/list_devices"
+log "examples-c/memory"
+"$BUILD/examples-c/memory"
+log "done: the library is installed in $PREFIX"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Everything: Rust checks and tests, the CMake build and install, the C tests against
+# the installed package, and the examples' build.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+ensure_build_tools
+cd "$ROOT"
+
+log "cargo fmt --check"
+if ! cargo fmt --version >/dev/null 2>&1; then rustup component add rustfmt; fi
+cargo fmt --check
+log "cargo clippy --all-targets -- -D warnings"
+if ! cargo clippy --version >/dev/null 2>&1; then rustup component add clippy; fi
+cargo clippy --all-targets -- -D warnings
+log "cargo test"
+cargo test
+
+build_and_install
+
+log "C tests against the installed package"
+rm -rf "$BUILD/c-tests"
+build_against_install "$ROOT/c-tests" "$BUILD/c-tests"
+ctest --test-dir "$BUILD/c-tests" --output-on-failure -j "$JOBS"
+
+log "examples against the installed package"
+build_against_install "$ROOT/examples-c" "$BUILD/examples-c"
+"$BUILD/examples-c/list_devices" >/dev/null
+"$BUILD/examples-c/memory" >/dev/null
+log "benchmarks build (not run; scripts/run-benchmarks.sh runs them)"
+build_against_install "$ROOT/bench-c" "$BUILD/bench-c"
+log "all checks passed"
