@@ -12,7 +12,11 @@ fn generate() -> String {
          #define OL_VERSION_MAJOR {}\n#define OL_VERSION_MINOR {}\n#define OL_VERSION_PATCH {}\n\n\
          /** Success: a NULL ol_result_t. */\n#define OL_SUCCESS NULL\n\n\
          #if defined(_WIN32)\n#define OL_APICALL __cdecl\n#define OL_APIEXPORT __declspec(dllimport)\n\
-         #else\n#define OL_APICALL\n#define OL_APIEXPORT __attribute__((visibility(\"default\")))\n#endif\n",
+         #else\n#define OL_APICALL\n#define OL_APIEXPORT __attribute__((visibility(\"default\")))\n#endif\n\n\
+         /** Initialiser of ol_init_args_t: every backend. */\n\
+         #define OL_INIT_ARGS_INIT {{sizeof(ol_init_args_t), 0, NULL}}\n\n\
+         /** The last element of an ol_kernel_launch_prop_t array. */\n\
+         #define OL_KERNEL_LAUNCH_PROP_END {{OL_KERNEL_LAUNCH_PROP_TYPE_NONE, NULL}}\n",
         env!("CARGO_PKG_VERSION_MAJOR"),
         env!("CARGO_PKG_VERSION_MINOR"),
         env!("CARGO_PKG_VERSION_PATCH"),

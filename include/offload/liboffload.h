@@ -33,6 +33,12 @@
 #define OL_APIEXPORT __attribute__((visibility("default")))
 #endif
 
+/** Initialiser of ol_init_args_t: every backend. */
+#define OL_INIT_ARGS_INIT {sizeof(ol_init_args_t), 0, NULL}
+
+/** The last element of an ol_kernel_launch_prop_t array. */
+#define OL_KERNEL_LAUNCH_PROP_END {OL_KERNEL_LAUNCH_PROP_TYPE_NONE, NULL}
+
 
 // A device of a platform. Owned by the library.
 typedef struct ol_device_impl_t ol_device_impl_t;
@@ -621,9 +627,3 @@ OL_APIEXPORT ol_result_t olGetQueueInfoSizeWithCodeLoc(ol_queue_handle_t Queue, 
 #endif  // __cplusplus
 
 #endif  /* OFFLOAD_LIBOFFLOAD_H */
-
-/** Initialiser of ol_init_args_t: every backend. */
-#define OL_INIT_ARGS_INIT {sizeof(ol_init_args_t), 0, NULL}
-
-/** The last element of an ol_kernel_launch_prop_t array. */
-#define OL_KERNEL_LAUNCH_PROP_END {OL_KERNEL_LAUNCH_PROP_TYPE_NONE, NULL}

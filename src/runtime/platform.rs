@@ -2,6 +2,7 @@
 
 use crate::plugin::{self, Backend, DeviceInfo, DeviceType, InfoValue};
 use crate::runtime::error::{Error, Result};
+use crate::runtime::handle_table::new_handle;
 use std::sync::Arc;
 
 /// `ol_platform_info_t`, in the header's order.
@@ -27,6 +28,8 @@ impl TryFrom<u32> for PlatformInfo {
 }
 
 pub struct Platform {
+    /// The value of the handle that names this platform (unique in the process).
+    pub handle: usize,
     pub index: usize,
     pub backend: Backend,
     name: String,
@@ -39,6 +42,7 @@ pub struct Platform {
 impl Platform {
     pub fn new(index: usize, plugin: &dyn plugin::Plugin, device_indices: Vec<usize>) -> Self {
         Platform {
+            handle: new_handle(),
             index,
             backend: plugin.backend(),
             name: plugin.name(),
@@ -48,9 +52,8 @@ impl Platform {
         }
     }
 
-    /// The value of the handle that names this platform.
-    pub fn handle(self: &Arc<Self>) -> usize {
-        Arc::as_ptr(self) as usize
+    pub fn handle(&self) -> usize {
+        self.handle
     }
 
     pub fn info(&self, key: PlatformInfo) -> InfoValue {
@@ -64,6 +67,8 @@ impl Platform {
 }
 
 pub struct Device {
+    /// The value of the handle that names this device (unique in the process).
+    pub handle: usize,
     /// Position in `Runtime::devices`; also the memory manager's device number.
     pub index: usize,
     pub platform: Arc<Platform>,
@@ -72,9 +77,8 @@ pub struct Device {
 }
 
 impl Device {
-    /// The value of the handle that names this device.
-    pub fn handle(self: &Arc<Self>) -> usize {
-        Arc::as_ptr(self) as usize
+    pub fn handle(&self) -> usize {
+        self.handle
     }
 
     pub fn is_host(&self) -> bool {
