@@ -1,11 +1,19 @@
 //! The host platform: one device, the CPU this library runs on.
 
+mod elf_image;
 mod facts;
+mod kernel;
+pub mod kernel_abi;
+mod memfd_loader;
 mod memory;
+mod program;
 
+pub use elf_image::check_host_elf;
 pub use facts::HostFacts;
+pub use kernel::{HostKernel, PREFERRED_GROUP_SIZE};
+pub use program::HostProgram;
 
-use crate::plugin::{self, AllocKind, Backend, DeviceInfo, DeviceType, InfoValue};
+use crate::plugin::{self, AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, Program};
 use crate::runtime::error::Result;
 use std::sync::Arc;
 
@@ -78,5 +86,15 @@ impl plugin::Device for HostDevice {
 
     fn unlock_host_memory(&self, _addr: usize) -> Result<()> {
         Ok(())
+    }
+
+    fn check_image(&self, image: &[u8]) -> Result<()> {
+        check_host_elf(image)
+    }
+
+    fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
+        check_host_elf(image)?;
+        let program = HostProgram::load(image, self.facts.local_memory as usize)?;
+        Ok(Arc::new(program))
     }
 }
