@@ -152,8 +152,11 @@ typedef void (*ol_host_kernel_fn_t)(const ol_host_kernel_context_t *ctx,
       const ol_host_kernel_context_t *ctx OL_HOST_MAYBE_UNUSED,                      \
       const void *const *args OL_HOST_MAYBE_UNUSED)
 
-/** Argument `i`'s value, of type `type` (the type whose size the launch gave). */
-#define OL_HOST_ARG(args, i, type) (*(const type *)(args)[(i)])
+/**
+ * Argument `i`'s value, of type `type` (the type whose size the launch gave), e.g.
+ * OL_HOST_ARG(args, 0, float *) or OL_HOST_ARG(args, 1, struct params).
+ */
+#define OL_HOST_ARG(args, i, type) (*(type const *)(args)[(i)])
 
 /**
  * Loops over the work-items of the group, x fastest; `lx`, `ly`, `lz` are declared as
@@ -182,7 +185,11 @@ typedef void (*ol_host_kernel_fn_t)(const ol_host_kernel_context_t *ctx,
        (ctx)->num_groups[0] +                                                        \
    (ctx)->group_id[0])
 
-/** Marks a global variable so that it is exported even under -fvisibility=hidden. */
-#define OL_HOST_GLOBAL OL_HOST_EXTERN_C OL_HOST_EXPORT
+/**
+ * Marks a global variable so that it is exported even under -fvisibility=hidden. (In C++
+ * a variable at global namespace scope keeps its plain name, one in a namespace does not,
+ * and a const one needs `extern` to be exported at all.)
+ */
+#define OL_HOST_GLOBAL OL_HOST_EXPORT
 
 #endif /* OFFLOAD_HOST_KERNEL_H */

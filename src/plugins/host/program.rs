@@ -100,21 +100,52 @@ impl HostProgram {
         self.library.path()
     }
 
+    /// `NotFound` naming `name`, with the closest exported names first.
     fn missing(&self, name: &str) -> Error {
-        let mut names: Vec<&str> = self.symbols.keys().map(String::as_str).collect();
+        let mut names: Vec<(usize, &str)> = self
+            .symbols
+            .keys()
+            .map(|k| (edit_distance(name, k), k.as_str()))
+            .collect();
         names.sort_unstable();
         let shown = names.len().min(8);
-        let mut list = names[..shown].join(", ");
+        let mut list = names[..shown]
+            .iter()
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>()
+            .join(", ");
         if names.len() > shown {
             list.push_str(&format!(" and {} more", names.len() - shown));
         }
+        let hint = match names.first() {
+            Some(&(d, close)) if d <= 2 => format!(" (did you mean '{close}'?)"),
+            _ => String::new(),
+        };
         if list.is_empty() {
-            list = String::from("nothing");
+            list = String::from("no kernels or global variables");
         }
         Error::not_found(format!(
-            "the program has no symbol '{name}'; it exports {list}"
+            "the program has no symbol '{name}'{hint}; it exports {list}"
         ))
     }
+}
+
+/// Levenshtein distance, for suggesting names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// Reads and checks a v1 marker; returns the kernel's argument count.

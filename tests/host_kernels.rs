@@ -1,0 +1,728 @@
+//! Host device programs and kernels, driven through the plugin traits: the C kernels of
+//! `c-tests/kernels/` are compiled at test time (`$CC`, else `cc`, else `clang-19`) into
+//! shared objects whose bytes are loaded with `Device::load_program`.
+
+use offload::plugin::{Device, Kernel, KernelArgs, LaunchConfig, Plugin, Program, SymbolKind};
+use offload::plugins::host::{HostPlugin, HostProgram};
+use offload::runtime::error::{Error, ErrorCode};
+use offload::runtime::worker_pool::WorkerPool;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn compiler() -> &'static str {
+    static CC: OnceLock<String> = OnceLock::new();
+    CC.get_or_init(|| {
+        let candidates = [
+            std::env::var("CC").unwrap_or_default(),
+            "cc".into(),
+            "clang-19".into(),
+        ];
+        candidates
+            .into_iter()
+            .filter(|c| !c.is_empty())
+            .find(|c| {
+                Command::new(c)
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            })
+            .expect("no C compiler: set CC, or install cc or clang-19")
+    })
+}
+
+/// Runs `program args... -o OUT` in a fresh temporary folder and returns OUT's bytes; the
+/// folder is removed at once. `None` if the tool is missing or fails.
+fn build_with(program: &str, args: &[&str]) -> Option<Vec<u8>> {
+    static SERIAL: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "liboffload-host-kernels-{}-{}",
+        std::process::id(),
+        SERIAL.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("out");
+    let status = Command::new(program)
+        .args(args)
+        .arg("-o")
+        .arg(&out)
+        .current_dir(root())
+        .status();
+    let bytes = match status {
+        Ok(s) if s.success() => std::fs::read(&out).ok(),
+        _ => None,
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    bytes
+}
+
+/// A kernel source of `c-tests/kernels/` built as a shared object, cached per flags.
+fn shared_object(source: &str, defines: &[&str]) -> Vec<u8> {
+    static CACHE: OnceLock<Mutex<Vec<(String, Vec<u8>)>>> = OnceLock::new();
+    let key = format!("{source} {}", defines.join(" "));
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some((_, bytes)) = cache.lock().unwrap().iter().find(|(k, _)| *k == key) {
+        return bytes.clone();
+    }
+    let path = format!("c-tests/kernels/{source}");
+    let mut args = vec!["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror"];
+    args.extend(["-shared", "-fPIC", "-O2", "-I", "include", &path]);
+    args.extend(defines);
+    let bytes = build_with(compiler(), &args)
+        .unwrap_or_else(|| panic!("{} failed to build {path}", compiler()));
+    cache.lock().unwrap().push((key, bytes.clone()));
+    bytes
+}
+
+fn host_abi() -> Vec<u8> {
+    shared_object("host_abi.c", &[])
+}
+
+fn llvm_convention() -> Vec<u8> {
+    shared_object("llvm_convention.c", &[])
+}
+
+fn device() -> Arc<dyn Device> {
+    HostPlugin.devices().remove(0)
+}
+
+fn load(bytes: &[u8]) -> Arc<dyn Program> {
+    device().load_program(bytes).expect("the program loads")
+}
+
+fn grid1(groups: u32, size: u32) -> LaunchConfig {
+    LaunchConfig {
+        dimensions: 1,
+        num_groups: [groups, 1, 1],
+        group_size: [size, 1, 1],
+        dyn_shared_memory: 0,
+        cooperative: false,
+    }
+}
+
+fn bytes_of<T: Copy>(v: &T) -> Vec<u8> {
+    // SAFETY: test values are plain-old-data (integers, floats, pointers, repr(C) structs
+    // without padding reads beyond their size).
+    unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
+        .to_vec()
+}
+
+fn args(values: &[Vec<u8>]) -> KernelArgs {
+    KernelArgs::from_values(values.iter().map(Vec::as_slice))
+}
+
+fn code(e: &Error) -> ErrorCode {
+    e.code
+}
+
+fn saxpy_args(a: f32, x: &[f32], y: &mut [f32]) -> KernelArgs {
+    args(&[
+        bytes_of(&a),
+        bytes_of(&(x.as_ptr() as usize)),
+        bytes_of(&(y.as_mut_ptr() as usize)),
+        bytes_of(&x.len()),
+    ])
+}
+
+#[test]
+fn saxpy_over_many_groups() {
+    let program = load(&host_abi());
+    let kernel = program.kernel("saxpy").unwrap();
+    assert_eq!(kernel.name(), "saxpy");
+    assert_eq!(kernel.arg_count(), Some(4));
+    let n: usize = (1 << 20) + 3;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let groups = n.div_ceil(256) as u32;
+    kernel
+        .launch(&grid1(groups, 256), &saxpy_args(2.0, &x, &mut y))
+        .unwrap();
+    for (i, v) in y.iter().enumerate() {
+        assert_eq!(*v, 2.0 * i as f32 + (i % 7) as f32, "y[{i}]");
+    }
+}
+
+#[test]
+fn reduction_uses_dynamic_shared_memory() {
+    let program = load(&host_abi());
+    let kernel = program.kernel("reduce").unwrap();
+    let group = 128usize;
+    let groups = 300usize;
+    let input: Vec<u32> = (0..(group * groups) as u32).map(|i| i * 3 + 1).collect();
+    let mut partial = vec![0u64; groups];
+    let config = LaunchConfig {
+        dyn_shared_memory: group * 8,
+        ..grid1(groups as u32, group as u32)
+    };
+    let a = args(&[
+        bytes_of(&(input.as_ptr() as usize)),
+        bytes_of(&(partial.as_mut_ptr() as usize)),
+    ]);
+    for _ in 0..3 {
+        partial.iter_mut().for_each(|p| *p = 0);
+        kernel.launch(&config, &a).unwrap();
+        for (g, p) in partial.iter().enumerate() {
+            let want: u64 = input[g * group..(g + 1) * group]
+                .iter()
+                .map(|&v| v as u64)
+                .sum();
+            assert_eq!(*p, want, "group {g}");
+        }
+    }
+    assert_eq!(
+        partial.iter().sum::<u64>(),
+        input.iter().map(|&v| v as u64).sum::<u64>()
+    );
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Ids {
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    group_linear: u32,
+    dims: u32,
+    aligned: u32,
+}
+
+#[test]
+fn three_dimensional_grid_writes_global_ids() {
+    let program = load(&host_abi());
+    let kernel = program.kernel("grid3d").unwrap();
+    let (groups, size) = ([3u32, 2, 4], [4u32, 3, 2]);
+    let extent: Vec<usize> = (0..3).map(|d| (groups[d] * size[d]) as usize).collect();
+    let mut out = vec![Ids::default(); extent.iter().product()];
+    for dyn_shared_memory in [0, 100] {
+        out.iter_mut().for_each(|r| *r = Ids::default());
+        let config = LaunchConfig {
+            dimensions: 3,
+            num_groups: groups,
+            group_size: size,
+            dyn_shared_memory,
+            cooperative: false,
+        };
+        kernel
+            .launch(&config, &args(&[bytes_of(&(out.as_mut_ptr() as usize))]))
+            .unwrap();
+        for z in 0..extent[2] {
+            for y in 0..extent[1] {
+                for x in 0..extent[0] {
+                    let r = out[(z * extent[1] + y) * extent[0] + x];
+                    let g = [x / 4, y / 3, z / 2];
+                    let linear = (g[2] * 2 + g[1]) * 3 + g[0];
+                    let want = Ids {
+                        gx: x as u32,
+                        gy: y as u32,
+                        gz: z as u32,
+                        group_linear: linear as u32,
+                        dims: 3,
+                        aligned: 1,
+                    };
+                    assert_eq!(r, want, "item ({x}, {y}, {z})");
+                }
+            }
+        }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Triple {
+    a: f64,
+    b: i64,
+    c: i32,
+    d: u8,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct ScalarsOut {
+    c: i8,
+    s: i16,
+    f: f32,
+    d: f64,
+    p: usize,
+    t: Triple,
+}
+
+#[test]
+fn arguments_of_every_size_arrive_by_value() {
+    assert_eq!(std::mem::size_of::<Triple>(), 24);
+    let program = load(&host_abi());
+    let kernel = program.kernel("scalars").unwrap();
+    let mut out = ScalarsOut::default();
+    let t = Triple {
+        a: 3.5,
+        b: -7_000_000_000,
+        c: 42,
+        d: b'x',
+    };
+    // The struct's padding must not be read as uninitialised memory: copy its fields.
+    let mut t_bytes = vec![0u8; 24];
+    t_bytes[0..8].copy_from_slice(&t.a.to_ne_bytes());
+    t_bytes[8..16].copy_from_slice(&t.b.to_ne_bytes());
+    t_bytes[16..20].copy_from_slice(&t.c.to_ne_bytes());
+    t_bytes[20] = t.d;
+    let a = args(&[
+        bytes_of(&(&mut out as *mut ScalarsOut as usize)),
+        vec![(-5i8) as u8],
+        (-1234i16).to_ne_bytes().to_vec(),
+        1.5f32.to_ne_bytes().to_vec(),
+        (-2.25f64).to_ne_bytes().to_vec(),
+        0xdead_beefusize.to_ne_bytes().to_vec(),
+        t_bytes,
+    ]);
+    kernel.launch(&grid1(1, 1), &a).unwrap();
+    assert_eq!(
+        out,
+        ScalarsOut {
+            c: -5,
+            s: -1234,
+            f: 1.5,
+            d: -2.25,
+            p: 0xdead_beef,
+            t,
+        }
+    );
+}
+
+fn read_i64(address: usize) -> i64 {
+    // SAFETY: the address is a live program's 8-byte global variable.
+    unsafe { std::ptr::read_volatile(address as *const i64) }
+}
+
+#[test]
+fn kernels_write_global_variables_and_programs_coexist() {
+    let one = load(&shared_object("host_abi.c", &["-DVARIANT=1"]));
+    let two = load(&shared_object("host_abi.c", &["-DVARIANT=2"]));
+    let again = load(&shared_object("host_abi.c", &["-DVARIANT=1"]));
+    let counters: Vec<_> = [&one, &two, &again]
+        .iter()
+        .map(|p| p.global("counter").unwrap())
+        .collect();
+    assert!(counters.iter().all(|g| g.size == 8));
+    assert_ne!(counters[0].address, counters[1].address);
+    assert_ne!(counters[0].address, counters[2].address);
+    assert_eq!(read_i64(counters[0].address), 100);
+    assert_eq!(read_i64(counters[1].address), 200);
+
+    let bump = |p: &Arc<dyn Program>, by: i32| {
+        p.kernel("bump")
+            .unwrap()
+            .launch(&grid1(1, 1), &args(&[by.to_ne_bytes().to_vec()]))
+            .unwrap()
+    };
+    bump(&one, 5);
+    bump(&two, 7);
+    bump(&two, 1);
+    assert_eq!(read_i64(counters[0].address), 105);
+    assert_eq!(read_i64(counters[1].address), 208);
+    assert_eq!(
+        read_i64(counters[2].address),
+        100,
+        "same bytes, separate program"
+    );
+    assert_eq!(one.global("variant").unwrap().size, 4);
+    assert_eq!(one.symbol_kind("counter"), Some(SymbolKind::GlobalVariable));
+    assert_eq!(one.symbol_kind("bump"), Some(SymbolKind::Kernel));
+    assert_eq!(one.symbol_kind("llvm_add"), Some(SymbolKind::Kernel));
+}
+
+/// The mapping of /proc/self/maps that holds `address`, if any.
+fn mapping_of(address: usize) -> Option<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines()
+        .find(|line| {
+            let range = line.split_whitespace().next().unwrap_or("");
+            let (lo, hi) = range.split_once('-').unwrap_or(("0", "0"));
+            let lo = usize::from_str_radix(lo, 16).unwrap_or(0);
+            let hi = usize::from_str_radix(hi, 16).unwrap_or(0);
+            (lo..hi).contains(&address)
+        })
+        .map(|line| {
+            line.split_whitespace()
+                .skip(5)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+}
+
+#[test]
+fn programs_load_from_memory_and_unload() {
+    let bytes = host_abi();
+    let direct = HostProgram::load(&bytes, 1 << 20).unwrap();
+    assert!(
+        direct.loaded_from().starts_with("/proc/self/fd/"),
+        "{}",
+        direct.loaded_from()
+    );
+
+    let program = load(&bytes);
+    let address = program.global("counter").unwrap().address;
+    let file = mapping_of(address).expect("the global variable is mapped");
+    assert!(
+        file.starts_with("/memfd:liboffload-program"),
+        "the program is mapped from {file:?}, not from an anonymous memory file"
+    );
+
+    // A kernel keeps its program loaded.
+    let kernel = program.kernel("bump").unwrap();
+    drop(program);
+    kernel
+        .launch(&grid1(1, 1), &args(&[1i32.to_ne_bytes().to_vec()]))
+        .unwrap();
+    assert_eq!(read_i64(address), 101);
+    drop(kernel);
+    let after = mapping_of(address);
+    assert!(
+        !after
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("/memfd:liboffload-program"),
+        "still mapped after the last reference: {after:?}"
+    );
+}
+
+#[test]
+fn llvm_convention_kernels_are_called_once_with_pointer_sized_values() {
+    let program = load(&llvm_convention());
+    let k = program.kernel("k").unwrap();
+    assert_eq!(k.arg_count(), None);
+    assert_eq!(k.optimal_group_size(0).unwrap(), 1);
+    let mut dst = [0i64; 2];
+    let config = LaunchConfig {
+        dimensions: 2,
+        num_groups: [4, 3, 1],
+        group_size: [8, 2, 1],
+        dyn_shared_memory: 0,
+        cooperative: false,
+    };
+    let a = args(&[
+        bytes_of(&(dst.as_mut_ptr() as usize)),
+        bytes_of(&0x1234_5678usize),
+    ]);
+    k.launch(&config, &a).unwrap();
+    assert_eq!(dst, [0x1234_5678, 1], "called once for the whole grid");
+    let calls = program.global("calls").unwrap();
+    assert_eq!(calls.size, 4);
+    // SAFETY: `calls` is the program's live 4-byte int.
+    assert_eq!(
+        unsafe { std::ptr::read_volatile(calls.address as *const i32) },
+        1
+    );
+
+    let mut out = [0u64; 3];
+    program
+        .kernel("widths")
+        .unwrap()
+        .launch(
+            &grid1(1, 1),
+            &args(&[
+                bytes_of(&(out.as_mut_ptr() as usize)),
+                vec![0xff],
+                vec![0xff, 0xff],
+                vec![0xff; 4],
+            ]),
+        )
+        .unwrap();
+    assert_eq!(out, [0xff, 0xffff, 0xffff_ffff], "zero-extended");
+
+    program
+        .kernel("nothing")
+        .unwrap()
+        .launch(&grid1(1, 1), &KernelArgs::default())
+        .unwrap();
+
+    let e = k
+        .launch(
+            &grid1(1, 1),
+            &args(&[bytes_of(&(dst.as_mut_ptr() as usize)), vec![0u8; 16]]),
+        )
+        .unwrap_err();
+    assert_eq!(code(&e), ErrorCode::InvalidArgument);
+    assert!(
+        e.details.contains("argument 1") && e.details.contains("16 bytes"),
+        "{e}"
+    );
+    assert!(e.details.contains("LLVM"), "{e}");
+
+    // An unmarked function inside a program of the host ABI follows LLVM's convention too.
+    let abi = load(&host_abi());
+    let mut x = 40i64;
+    abi.kernel("llvm_add")
+        .unwrap()
+        .launch(
+            &grid1(1, 1),
+            &args(&[bytes_of(&(&mut x as *mut i64 as usize)), bytes_of(&2usize)]),
+        )
+        .unwrap();
+    assert_eq!(x, 42);
+}
+
+fn refusal(image: &[u8]) -> String {
+    let device = device();
+    let e = device.check_image(image).unwrap_err();
+    assert_eq!(code(&e), ErrorCode::InvalidBinary, "{e}");
+    let e2 = match device.load_program(image) {
+        Ok(_) => panic!("a refused image loaded"),
+        Err(e2) => e2,
+    };
+    assert_eq!(e2, e, "load_program refuses as check_image does");
+    e.details
+}
+
+#[test]
+fn wrong_images_are_refused_with_reasons() {
+    let good = host_abi();
+    device().check_image(&good).unwrap();
+
+    let short = refusal(&good[..12]);
+    assert!(
+        short.contains("12 bytes, too short for an ELF header"),
+        "{short}"
+    );
+    assert!(short.contains("host CPU"), "{short}");
+
+    let object = build_with(
+        compiler(),
+        &["-c", "-fPIC", "-I", "include", "c-tests/kernels/host_abi.c"],
+    )
+    .unwrap();
+    let rel = refusal(&object);
+    assert!(
+        rel.contains("relocatable object") && rel.contains("-shared -fPIC"),
+        "{rel}"
+    );
+
+    match build_with(
+        "clang-19",
+        &[
+            "-c",
+            "-emit-llvm",
+            "-I",
+            "include",
+            "c-tests/kernels/llvm_convention.c",
+        ],
+    ) {
+        Some(bitcode) => {
+            let bc = refusal(&bitcode);
+            assert!(
+                bc.contains("LLVM bitcode") && bc.contains("JIT-free"),
+                "{bc}"
+            );
+        }
+        None => eprintln!("clang-19 missing: bitcode image not tested"),
+    }
+
+    let foreign_target = if cfg!(target_arch = "aarch64") {
+        ("x86_64-linux-gnu", "x86_64")
+    } else {
+        ("aarch64-linux-gnu", "aarch64")
+    };
+    let target = format!("--target={}", foreign_target.0);
+    let foreign = build_with(
+        "clang-19",
+        &[
+            &target,
+            "-nostdlib",
+            "-shared",
+            "-fPIC",
+            "-fuse-ld=lld",
+            "c-tests/kernels/llvm_convention.c",
+        ],
+    )
+    .unwrap_or_else(|| {
+        // No cross toolchain: the same header with the machine field changed.
+        let mut bytes = good[..64].to_vec();
+        let machine: u16 = if cfg!(target_arch = "aarch64") {
+            62
+        } else {
+            183
+        };
+        bytes[18..20].copy_from_slice(&machine.to_le_bytes());
+        bytes
+    });
+    let arm = refusal(&foreign);
+    assert!(
+        arm.contains(&format!("shared object for {}", foreign_target.1)),
+        "{arm}"
+    );
+    assert!(arm.contains(std::env::consts::ARCH), "{arm}");
+    assert!(refusal(b"").contains("empty"));
+}
+
+#[test]
+fn symbols_of_the_wrong_kind_or_missing() {
+    let program = load(&host_abi());
+    let e = program.kernel("counter").err().unwrap();
+    assert_eq!(code(&e), ErrorCode::SymbolKind, "{e}");
+    let e = program.global("saxpy").unwrap_err();
+    assert_eq!(code(&e), ErrorCode::SymbolKind, "{e}");
+    let e = program.kernel("saxpi").err().unwrap();
+    assert_eq!(code(&e), ErrorCode::NotFound, "{e}");
+    assert!(
+        e.details.contains("'saxpi'") && e.details.contains("saxpy"),
+        "{e}"
+    );
+    let e = program.global("nothing_here").unwrap_err();
+    assert_eq!(code(&e), ErrorCode::NotFound, "{e}");
+    // The ABI markers are not symbols of the program.
+    assert_eq!(program.symbol_kind("__ol_host_kernel_v1_saxpy"), None);
+    assert!(program.global("__ol_host_kernel_v1_saxpy").is_err());
+    assert!(!e.details.contains("__ol_host_kernel"), "{e}");
+    assert_eq!(program.symbol_kind("_init"), None);
+}
+
+#[test]
+fn launches_that_cannot_run_are_refused() {
+    let dev = device();
+    let program = load(&host_abi());
+    let saxpy = program.kernel("saxpy").unwrap();
+
+    let e = saxpy
+        .launch(&grid1(1, 1), &args(&[bytes_of(&1.0f32)]))
+        .unwrap_err();
+    assert_eq!(code(&e), ErrorCode::InvalidArgument, "{e}");
+    assert!(
+        e.details.contains("takes 4 arguments") && e.details.contains("gives 1"),
+        "{e}"
+    );
+
+    let local = match dev.info(offload::plugin::DeviceInfo::WorkGroupLocalMemSize) {
+        Ok(offload::plugin::InfoValue::U32(n)) => n as usize,
+        other => panic!("local memory size: {other:?}"),
+    };
+    let empty = program.kernel("empty").unwrap();
+    let too_big = LaunchConfig {
+        dyn_shared_memory: local + 1,
+        ..grid1(2, 1)
+    };
+    let e = empty.launch(&too_big, &KernelArgs::default()).unwrap_err();
+    assert_eq!(code(&e), ErrorCode::OutOfResources, "{e}");
+    assert!(
+        e.details.contains(&format!("{}", local + 1)) && e.details.contains(&local.to_string()),
+        "{e}"
+    );
+    let just_fits = LaunchConfig {
+        dyn_shared_memory: local,
+        ..grid1(2, 1)
+    };
+    empty.launch(&just_fits, &KernelArgs::default()).unwrap();
+
+    let threads = WorkerPool::global().threads() as u32;
+    let resident = program.kernel("all_resident").unwrap();
+    assert_eq!(
+        resident.max_cooperative_groups(&grid1(1, 1)).unwrap(),
+        threads
+    );
+    let coop = |groups: u32| LaunchConfig {
+        cooperative: true,
+        ..grid1(groups, 1)
+    };
+    let mut seen = vec![0i32; 1 + threads as usize + 1];
+    let a = args(&[bytes_of(&(seen.as_mut_ptr() as usize))]);
+    let e = resident.launch(&coop(threads + 1), &a).unwrap_err();
+    assert_eq!(code(&e), ErrorCode::InvalidArgument, "{e}");
+    assert!(e.details.contains(&format!("{}", threads + 1)), "{e}");
+    assert_eq!(seen[0], 0, "nothing ran");
+    resident.launch(&coop(threads), &a).unwrap();
+    assert_eq!(seen[0], threads as i32);
+    assert!(seen[1..=threads as usize].iter().all(|&s| s == 1));
+
+    assert_eq!(saxpy.optimal_group_size(0).unwrap(), 256);
+    assert_eq!(saxpy.optimal_group_size(local / 16).unwrap(), 16);
+    let e = saxpy.optimal_group_size(local + 1).unwrap_err();
+    assert_eq!(code(&e), ErrorCode::OutOfResources);
+
+    let e = empty
+        .launch(&grid1(0, 1), &KernelArgs::default())
+        .unwrap_err();
+    assert_eq!(code(&e), ErrorCode::InvalidArgument);
+}
+
+/// Average cost of one launch of `kernel`, in microseconds.
+fn launch_cost_us(kernel: &dyn Kernel, config: &LaunchConfig, args: &KernelArgs, n: u32) -> f64 {
+    for _ in 0..n / 10 {
+        kernel.launch(config, args).unwrap();
+    }
+    let t = Instant::now();
+    for _ in 0..n {
+        kernel.launch(config, args).unwrap();
+    }
+    t.elapsed().as_secs_f64() * 1e6 / n as f64
+}
+
+/// Timing: run with `cargo test --release --test host_kernels -- --ignored --test-threads=1`.
+#[test]
+#[ignore = "timing; run alone in release mode"]
+fn empty_launch_costs_a_function_call() {
+    let program = load(&host_abi());
+    let empty = program.kernel("empty").unwrap();
+    let best = (0..5)
+        .map(|_| {
+            launch_cost_us(
+                empty.as_ref(),
+                &grid1(1, 1),
+                &KernelArgs::default(),
+                1_000_000,
+            )
+        })
+        .fold(f64::MAX, f64::min);
+    println!("empty kernel, 1 group, synchronous: {best:.3} us per launch");
+    let llvm = load(&llvm_convention());
+    let nothing = llvm.kernel("nothing").unwrap();
+    let ffi = launch_cost_us(
+        nothing.as_ref(),
+        &grid1(1, 1),
+        &KernelArgs::default(),
+        200_000,
+    );
+    println!("empty LLVM-convention kernel through libffi: {ffi:.3} us per launch");
+    assert!(best <= 0.3, "{best:.3} us per empty launch");
+}
+
+/// Timing: run with `cargo test --release --test host_kernels -- --ignored --test-threads=1`.
+#[test]
+#[ignore = "timing; run alone in release mode"]
+fn saxpy_scales_over_cores() {
+    let program = load(&host_abi());
+    let saxpy = program.kernel("saxpy").unwrap();
+    let n = 1usize << 24;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut y = vec![1.0f32; n];
+    let a = saxpy_args(0.5, &x, &mut y);
+    let one = LaunchConfig {
+        group_size: [n as u32, 1, 1],
+        ..grid1(1, 1)
+    };
+    let many = grid1((n / 4096) as u32, 4096);
+    let time = |config: &LaunchConfig| {
+        (0..7)
+            .map(|_| {
+                let t = Instant::now();
+                saxpy.launch(config, &a).unwrap();
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::MAX, f64::min)
+    };
+    let serial = time(&one);
+    let parallel = time(&many);
+    let threads = WorkerPool::global().threads();
+    println!(
+        "saxpy 2^24: 1 group {:.2} ms, {} groups on {threads} threads {:.2} ms, speedup {:.2}x",
+        serial * 1e3,
+        n / 4096,
+        parallel * 1e3,
+        serial / parallel
+    );
+    if threads >= 2 {
+        assert!(serial / parallel >= 1.8, "speedup {:.2}", serial / parallel);
+    }
+}
