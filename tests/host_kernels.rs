@@ -874,3 +874,35 @@ fn the_header_is_clean_c_and_cxx_and_matches_the_library() {
     ];
     assert_eq!(c, rust, "header (left) and library (right) disagree");
 }
+
+#[test]
+fn hidden_visibility_builds_still_export_kernels_and_globals() {
+    let program = load(&shared_object(
+        "host_abi.c",
+        &["-fvisibility=hidden", "-DVARIANT=3"],
+    ));
+    assert_eq!(program.symbol_kind("saxpy"), Some(SymbolKind::Kernel));
+    assert_eq!(
+        program.symbol_kind("counter"),
+        Some(SymbolKind::GlobalVariable)
+    );
+    // Plain functions are hidden by -fvisibility=hidden: not symbols of the program.
+    assert_eq!(program.symbol_kind("helper_function"), None);
+    let counter = program.global("counter").unwrap();
+    assert_eq!(read_i64(counter.address), 300);
+    let mut args = args(&[3i32.to_ne_bytes().to_vec()]);
+    program
+        .kernel("bump")
+        .unwrap()
+        .launch(&grid1(1, 1), &args)
+        .unwrap();
+    assert_eq!(read_i64(counter.address), 303);
+    // A malformed argument buffer is refused, never read out of bounds.
+    args.offsets[0] = args.bytes.len();
+    let e = program
+        .kernel("bump")
+        .unwrap()
+        .launch(&grid1(1, 1), &args)
+        .unwrap_err();
+    assert_eq!(code(&e), ErrorCode::InvalidArgument);
+}

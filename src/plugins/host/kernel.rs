@@ -85,6 +85,7 @@ impl HostKernel {
                 args.len()
             )));
         }
+        check_args(args)?;
         self.check_grid(config)?;
         let total = config.total_groups();
         let total = usize::try_from(total).map_err(|_| {
@@ -103,18 +104,31 @@ impl HostKernel {
             }
         }
 
-        // The pointers to the argument values, built once for the whole launch.
+        // The pointers to the argument values, built once for the whole launch. Each value
+        // sits at a multiple of 16 in `args.bytes`; the header promises 16-byte alignment,
+        // so a buffer that is not itself 16-byte aligned (the allocator's choice) is copied.
+        let mut base = args.bytes.as_ptr();
+        let realigned: Vec<u128>;
+        if base as usize % 16 != 0 {
+            let mut copy = vec![0u128; args.bytes.len().div_ceil(16)];
+            for (word, chunk) in copy.iter_mut().zip(args.bytes.chunks(16)) {
+                let mut bytes = [0u8; 16];
+                bytes[..chunk.len()].copy_from_slice(chunk);
+                *word = u128::from_ne_bytes(bytes);
+            }
+            realigned = copy;
+            base = realigned.as_ptr().cast();
+        }
+        let at = |i: usize| -> *const c_void { base.wrapping_add(args.offsets[i]).cast() };
         let mut inline = [std::ptr::null::<c_void>(); INLINE_ARGS];
         let heap: Vec<*const c_void>;
         let pointers: &[*const c_void] = if args.len() <= INLINE_ARGS {
             for (i, slot) in inline.iter_mut().enumerate().take(args.len()) {
-                *slot = args.get(i).as_ptr().cast();
+                *slot = at(i);
             }
             &inline[..args.len()]
         } else {
-            heap = (0..args.len())
-                .map(|i| args.get(i).as_ptr().cast())
-                .collect();
+            heap = (0..args.len()).map(at).collect();
             &heap
         };
         let grid = Grid {
@@ -235,6 +249,7 @@ impl HostKernel {
 
     fn launch_llvm(&self, address: usize, args: &KernelArgs) -> Result<()> {
         const WORD: usize = std::mem::size_of::<usize>();
+        check_args(args)?;
         let mut values = Vec::with_capacity(args.len());
         for i in 0..args.len() {
             let bytes = args.get(i);
@@ -275,6 +290,22 @@ impl HostKernel {
             );
         }
         Ok(())
+    }
+}
+
+/// Every argument lies inside the argument buffer.
+fn check_args(args: &KernelArgs) -> Result<()> {
+    let inside = args.offsets.len() == args.sizes.len()
+        && args.offsets.iter().zip(&args.sizes).all(|(&at, &size)| {
+            at.checked_add(size)
+                .is_some_and(|end| end <= args.bytes.len())
+        });
+    if inside {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(
+            "the launch's argument buffer does not hold every argument it lists",
+        ))
     }
 }
 
