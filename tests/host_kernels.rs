@@ -906,3 +906,53 @@ fn hidden_visibility_builds_still_export_kernels_and_globals() {
         .unwrap_err();
     assert_eq!(code(&e), ErrorCode::InvalidArgument);
 }
+
+#[test]
+fn concurrent_launches_and_launches_from_pool_workers() {
+    let program = load(&host_abi());
+    let reduce = program.kernel("reduce").unwrap();
+    let run = |seed: u32| {
+        let group = 64usize;
+        let groups = 97usize;
+        let input: Vec<u32> = (0..(group * groups) as u32).map(|i| i ^ seed).collect();
+        let mut partial = vec![0u64; groups];
+        let config = LaunchConfig {
+            dyn_shared_memory: group * 8 + seed as usize, // sizes differ per caller
+            ..grid1(groups as u32, group as u32)
+        };
+        let a = args(&[
+            bytes_of(&(input.as_ptr() as usize)),
+            bytes_of(&(partial.as_mut_ptr() as usize)),
+        ]);
+        for _ in 0..20 {
+            reduce.launch(&config, &a).unwrap();
+            for (g, p) in partial.iter().enumerate() {
+                let want: u64 = input[g * group..(g + 1) * group]
+                    .iter()
+                    .map(|&v| v as u64)
+                    .sum();
+                assert_eq!(*p, want, "caller {seed}, group {g}");
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for seed in 1..=4 {
+            s.spawn(move || run(seed));
+        }
+    });
+
+    // A queued launch runs on a pool worker; its groups still spread over the pool.
+    let (done, wait) = std::sync::mpsc::channel();
+    let kernel = program.kernel("saxpy").unwrap();
+    WorkerPool::global().spawn(move || {
+        let n = 100_000usize;
+        let x = vec![1.0f32; n];
+        let mut y = vec![2.0f32; n];
+        let r = kernel.launch(
+            &grid1(n.div_ceil(256) as u32, 256),
+            &saxpy_args(3.0, &x, &mut y),
+        );
+        done.send(r.map(|_| y.iter().all(|&v| v == 5.0))).unwrap();
+    });
+    assert_eq!(wait.recv().unwrap(), Ok(true));
+}
