@@ -1,135 +1,16 @@
-//! Host device programs and kernels, driven through the plugin traits: the C kernels of
-//! `c-tests/kernels/` are compiled at test time (`$CC`, else `cc`, else `clang-19`) into
-//! shared objects whose bytes are loaded with `Device::load_program`.
+//! Host device programs and kernels that run, driven through the plugin traits: the C
+//! kernels of `c-tests/kernels/` are compiled at test time into shared objects whose
+//! bytes are loaded with `Device::load_program`. Refusals are in `host_kernel_errors.rs`.
 
-use offload::plugin::{Device, Kernel, KernelArgs, LaunchConfig, Plugin, Program, SymbolKind};
-use offload::plugins::host::{HostPlugin, HostProgram};
-use offload::runtime::error::{Error, ErrorCode};
+mod host_support;
+
+use host_support::*;
+use offload::plugin::{Kernel, KernelArgs, LaunchConfig, Program, SymbolKind};
+use offload::plugins::host::HostProgram;
+use offload::runtime::error::ErrorCode;
 use offload::runtime::worker_pool::WorkerPool;
-use std::path::Path;
-use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn compiler() -> &'static str {
-    static CC: OnceLock<String> = OnceLock::new();
-    CC.get_or_init(|| {
-        let candidates = [
-            std::env::var("CC").unwrap_or_default(),
-            "cc".into(),
-            "clang-19".into(),
-        ];
-        candidates
-            .into_iter()
-            .filter(|c| !c.is_empty())
-            .find(|c| {
-                Command::new(c)
-                    .arg("--version")
-                    .output()
-                    .is_ok_and(|o| o.status.success())
-            })
-            .expect("no C compiler: set CC, or install cc or clang-19")
-    })
-}
-
-/// Runs `program args... -o OUT` in a fresh temporary folder and returns OUT's bytes; the
-/// folder is removed at once. `None` if the tool is missing or fails.
-fn build_with(program: &str, args: &[&str]) -> Option<Vec<u8>> {
-    static SERIAL: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "liboffload-host-kernels-{}-{}",
-        std::process::id(),
-        SERIAL.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("out");
-    let status = Command::new(program)
-        .args(args)
-        .arg("-o")
-        .arg(&out)
-        .current_dir(root())
-        .status();
-    let bytes = match status {
-        Ok(s) if s.success() => std::fs::read(&out).ok(),
-        _ => None,
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    bytes
-}
-
-/// A kernel source of `c-tests/kernels/` built as a shared object, cached per flags.
-fn shared_object(source: &str, defines: &[&str]) -> Vec<u8> {
-    type Built = Vec<(String, Vec<u8>)>;
-    static CACHE: OnceLock<Mutex<Built>> = OnceLock::new();
-    let key = format!("{source} {}", defines.join(" "));
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some((_, bytes)) = cache.lock().unwrap().iter().find(|(k, _)| *k == key) {
-        return bytes.clone();
-    }
-    let path = format!("c-tests/kernels/{source}");
-    let mut args = vec!["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror"];
-    args.extend(["-shared", "-fPIC", "-O2", "-I", "include", &path]);
-    args.extend(defines);
-    let bytes = build_with(compiler(), &args)
-        .unwrap_or_else(|| panic!("{} failed to build {path}", compiler()));
-    cache.lock().unwrap().push((key, bytes.clone()));
-    bytes
-}
-
-fn host_abi() -> Vec<u8> {
-    shared_object("host_abi.c", &[])
-}
-
-fn llvm_convention() -> Vec<u8> {
-    shared_object("llvm_convention.c", &[])
-}
-
-fn device() -> Arc<dyn Device> {
-    HostPlugin.devices().remove(0)
-}
-
-fn load(bytes: &[u8]) -> Arc<dyn Program> {
-    device().load_program(bytes).expect("the program loads")
-}
-
-fn grid1(groups: u32, size: u32) -> LaunchConfig {
-    LaunchConfig {
-        dimensions: 1,
-        num_groups: [groups, 1, 1],
-        group_size: [size, 1, 1],
-        dyn_shared_memory: 0,
-        cooperative: false,
-    }
-}
-
-fn bytes_of<T: Copy>(v: &T) -> Vec<u8> {
-    // SAFETY: test values are plain-old-data (integers, floats, pointers, repr(C) structs
-    // without padding reads beyond their size).
-    unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
-        .to_vec()
-}
-
-fn args(values: &[Vec<u8>]) -> KernelArgs {
-    KernelArgs::from_values(values.iter().map(Vec::as_slice))
-}
-
-fn code(e: &Error) -> ErrorCode {
-    e.code
-}
-
-fn saxpy_args(a: f32, x: &[f32], y: &mut [f32]) -> KernelArgs {
-    args(&[
-        bytes_of(&a),
-        bytes_of(&(x.as_ptr() as usize)),
-        bytes_of(&(y.as_mut_ptr() as usize)),
-        bytes_of(&x.len()),
-    ])
-}
 
 #[test]
 fn saxpy_over_many_groups() {
@@ -467,185 +348,86 @@ fn llvm_convention_kernels_are_called_once_with_pointer_sized_values() {
     assert_eq!(x, 42);
 }
 
-fn refusal(image: &[u8]) -> String {
-    let device = device();
-    let e = device.check_image(image).unwrap_err();
-    assert_eq!(code(&e), ErrorCode::InvalidBinary, "{e}");
-    let e2 = match device.load_program(image) {
-        Ok(_) => panic!("a refused image loaded"),
-        Err(e2) => e2,
-    };
-    assert_eq!(e2, e, "load_program refuses as check_image does");
-    e.details
-}
-
 #[test]
-fn wrong_images_are_refused_with_reasons() {
-    let good = host_abi();
-    device().check_image(&good).unwrap();
-
-    let short = refusal(&good[..12]);
-    assert!(
-        short.contains("12 bytes, too short for an ELF header"),
-        "{short}"
-    );
-    assert!(short.contains("host CPU"), "{short}");
-
-    let object = build_with(
-        compiler(),
-        &["-c", "-fPIC", "-I", "include", "c-tests/kernels/host_abi.c"],
-    )
-    .unwrap();
-    let rel = refusal(&object);
-    assert!(
-        rel.contains("relocatable object") && rel.contains("-shared -fPIC"),
-        "{rel}"
-    );
-
-    match build_with(
-        "clang-19",
-        &[
-            "-c",
-            "-emit-llvm",
-            "-I",
-            "include",
-            "c-tests/kernels/llvm_convention.c",
-        ],
-    ) {
-        Some(bitcode) => {
-            let bc = refusal(&bitcode);
-            assert!(
-                bc.contains("LLVM bitcode") && bc.contains("JIT-free"),
-                "{bc}"
-            );
-        }
-        None => eprintln!("clang-19 missing: bitcode image not tested"),
-    }
-
-    let foreign_target = if cfg!(target_arch = "aarch64") {
-        ("x86_64-linux-gnu", "x86_64")
-    } else {
-        ("aarch64-linux-gnu", "aarch64")
-    };
-    let target = format!("--target={}", foreign_target.0);
-    let foreign = build_with(
-        "clang-19",
-        &[
-            &target,
-            "-nostdlib",
-            "-shared",
-            "-fPIC",
-            "-fuse-ld=lld",
-            "c-tests/kernels/llvm_convention.c",
-        ],
-    )
-    .unwrap_or_else(|| {
-        // No cross toolchain: the same header with the machine field changed.
-        let mut bytes = good[..64].to_vec();
-        let machine: u16 = if cfg!(target_arch = "aarch64") {
-            62
-        } else {
-            183
-        };
-        bytes[18..20].copy_from_slice(&machine.to_le_bytes());
-        bytes
-    });
-    let arm = refusal(&foreign);
-    assert!(
-        arm.contains(&format!("shared object for {}", foreign_target.1)),
-        "{arm}"
-    );
-    assert!(arm.contains(std::env::consts::ARCH), "{arm}");
-    assert!(refusal(b"").contains("empty"));
-}
-
-#[test]
-fn symbols_of_the_wrong_kind_or_missing() {
-    let program = load(&host_abi());
-    let e = program.kernel("counter").err().unwrap();
-    assert_eq!(code(&e), ErrorCode::SymbolKind, "{e}");
-    let e = program.global("saxpy").unwrap_err();
-    assert_eq!(code(&e), ErrorCode::SymbolKind, "{e}");
-    let e = program.kernel("saxpi").err().unwrap();
-    assert_eq!(code(&e), ErrorCode::NotFound, "{e}");
-    assert!(
-        e.details.contains("'saxpi'") && e.details.contains("saxpy"),
-        "{e}"
-    );
-    let e = program.global("nothing_here").unwrap_err();
-    assert_eq!(code(&e), ErrorCode::NotFound, "{e}");
-    // The ABI markers are not symbols of the program.
-    assert_eq!(program.symbol_kind("__ol_host_kernel_v1_saxpy"), None);
-    assert!(program.global("__ol_host_kernel_v1_saxpy").is_err());
-    assert!(!e.details.contains("__ol_host_kernel"), "{e}");
-    assert_eq!(program.symbol_kind("_init"), None);
-}
-
-#[test]
-fn launches_that_cannot_run_are_refused() {
-    let dev = device();
-    let program = load(&host_abi());
-    let saxpy = program.kernel("saxpy").unwrap();
-
-    let e = saxpy
-        .launch(&grid1(1, 1), &args(&[bytes_of(&1.0f32)]))
-        .unwrap_err();
-    assert_eq!(code(&e), ErrorCode::InvalidArgument, "{e}");
-    assert!(
-        e.details.contains("takes 4 arguments") && e.details.contains("gives 1"),
-        "{e}"
-    );
-
-    let local = match dev.info(offload::plugin::DeviceInfo::WorkGroupLocalMemSize) {
-        Ok(offload::plugin::InfoValue::U32(n)) => n as usize,
-        other => panic!("local memory size: {other:?}"),
-    };
-    let empty = program.kernel("empty").unwrap();
-    let too_big = LaunchConfig {
-        dyn_shared_memory: local + 1,
-        ..grid1(2, 1)
-    };
-    let e = empty.launch(&too_big, &KernelArgs::default()).unwrap_err();
-    assert_eq!(code(&e), ErrorCode::OutOfResources, "{e}");
-    assert!(
-        e.details.contains(&format!("{}", local + 1)) && e.details.contains(&local.to_string()),
-        "{e}"
-    );
-    let just_fits = LaunchConfig {
-        dyn_shared_memory: local,
-        ..grid1(2, 1)
-    };
-    empty.launch(&just_fits, &KernelArgs::default()).unwrap();
-
-    let threads = WorkerPool::global().threads() as u32;
-    let resident = program.kernel("all_resident").unwrap();
+fn hidden_visibility_builds_still_export_kernels_and_globals() {
+    let program = load(&shared_object(
+        "host_abi.c",
+        &["-fvisibility=hidden", "-DVARIANT=3"],
+    ));
+    assert_eq!(program.symbol_kind("saxpy"), Some(SymbolKind::Kernel));
     assert_eq!(
-        resident.max_cooperative_groups(&grid1(1, 1)).unwrap(),
-        threads
+        program.symbol_kind("counter"),
+        Some(SymbolKind::GlobalVariable)
     );
-    let coop = |groups: u32| LaunchConfig {
-        cooperative: true,
-        ..grid1(groups, 1)
-    };
-    let mut seen = vec![0i32; 1 + threads as usize + 1];
-    let a = args(&[bytes_of(&(seen.as_mut_ptr() as usize))]);
-    let e = resident.launch(&coop(threads + 1), &a).unwrap_err();
-    assert_eq!(code(&e), ErrorCode::InvalidArgument, "{e}");
-    assert!(e.details.contains(&format!("{}", threads + 1)), "{e}");
-    assert_eq!(seen[0], 0, "nothing ran");
-    resident.launch(&coop(threads), &a).unwrap();
-    assert_eq!(seen[0], threads as i32);
-    assert!(seen[1..=threads as usize].iter().all(|&s| s == 1));
-
-    assert_eq!(saxpy.optimal_group_size(0).unwrap(), 256);
-    assert_eq!(saxpy.optimal_group_size(local / 16).unwrap(), 16);
-    let e = saxpy.optimal_group_size(local + 1).unwrap_err();
-    assert_eq!(code(&e), ErrorCode::OutOfResources);
-
-    let e = empty
-        .launch(&grid1(0, 1), &KernelArgs::default())
+    // Plain functions are hidden by -fvisibility=hidden: not symbols of the program.
+    assert_eq!(program.symbol_kind("helper_function"), None);
+    let counter = program.global("counter").unwrap();
+    assert_eq!(read_i64(counter.address), 300);
+    let mut args = args(&[3i32.to_ne_bytes().to_vec()]);
+    program
+        .kernel("bump")
+        .unwrap()
+        .launch(&grid1(1, 1), &args)
+        .unwrap();
+    assert_eq!(read_i64(counter.address), 303);
+    // A malformed argument buffer is refused, never read out of bounds.
+    args.offsets[0] = args.bytes.len();
+    let e = program
+        .kernel("bump")
+        .unwrap()
+        .launch(&grid1(1, 1), &args)
         .unwrap_err();
     assert_eq!(code(&e), ErrorCode::InvalidArgument);
+}
+
+#[test]
+fn concurrent_launches_and_launches_from_pool_workers() {
+    let program = load(&host_abi());
+    let reduce = program.kernel("reduce").unwrap();
+    let run = |seed: u32| {
+        let group = 64usize;
+        let groups = 97usize;
+        let input: Vec<u32> = (0..(group * groups) as u32).map(|i| i ^ seed).collect();
+        let mut partial = vec![0u64; groups];
+        let config = LaunchConfig {
+            dyn_shared_memory: group * 8 + seed as usize, // sizes differ per caller
+            ..grid1(groups as u32, group as u32)
+        };
+        let a = args(&[
+            bytes_of(&(input.as_ptr() as usize)),
+            bytes_of(&(partial.as_mut_ptr() as usize)),
+        ]);
+        for _ in 0..20 {
+            reduce.launch(&config, &a).unwrap();
+            for (g, p) in partial.iter().enumerate() {
+                let want: u64 = input[g * group..(g + 1) * group]
+                    .iter()
+                    .map(|&v| v as u64)
+                    .sum();
+                assert_eq!(*p, want, "caller {seed}, group {g}");
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for seed in 1..=4 {
+            s.spawn(move || run(seed));
+        }
+    });
+
+    // A queued launch runs on a pool worker; its groups still spread over the pool.
+    let (done, wait) = std::sync::mpsc::channel();
+    let kernel = program.kernel("saxpy").unwrap();
+    WorkerPool::global().spawn(move || {
+        let n = 100_000usize;
+        let x = vec![1.0f32; n];
+        let mut y = vec![2.0f32; n];
+        let r = kernel.launch(
+            &grid1(n.div_ceil(256) as u32, 256),
+            &saxpy_args(3.0, &x, &mut y),
+        );
+        done.send(r.map(|_| y.iter().all(|&v| v == 5.0))).unwrap();
+    });
+    assert_eq!(wait.recv().unwrap(), Ok(true));
 }
 
 /// Average cost of one launch of `kernel`, in microseconds.
@@ -757,202 +539,4 @@ fn saxpy_scales_over_cores() {
     } else {
         println!("this machine cannot show a 1.8x speedup now (busy cores or memory-bound)");
     }
-}
-
-#[test]
-fn markers_are_checked() {
-    let program = load(&shared_object("markers.c", &[]));
-    program
-        .kernel("fine")
-        .unwrap()
-        .launch(&grid1(3, 1), &KernelArgs::default())
-        .unwrap();
-    let e = program.kernel("future").err().unwrap();
-    assert_eq!(code(&e), ErrorCode::InvalidBinary, "{e}");
-    assert!(e.details.contains("ABI version 2"), "{e}");
-
-    for (define, words) in [
-        ("-DBAD_MAGIC", "not a host kernel ABI v1 marker"),
-        ("-DORPHAN", "no function 'hidden_kernel'"),
-    ] {
-        let e = device()
-            .load_program(&shared_object("markers.c", &[define]))
-            .err()
-            .unwrap();
-        assert_eq!(code(&e), ErrorCode::InvalidBinary, "{e}");
-        assert!(e.details.contains(words), "{define}: {e}");
-    }
-}
-
-#[test]
-fn the_loader_says_why_it_refuses() {
-    let bytes = shared_object("unresolved.c", &[]);
-    device().check_image(&bytes).unwrap();
-    let e = device().load_program(&bytes).err().unwrap();
-    assert_eq!(code(&e), ErrorCode::InvalidBinary, "{e}");
-    assert!(
-        e.details.contains("liboffload_test_missing_function"),
-        "{e}"
-    );
-}
-
-fn open_descriptors() -> usize {
-    std::fs::read_dir("/proc/self/fd").unwrap().count()
-}
-
-#[test]
-fn loading_and_unloading_leaks_no_descriptors() {
-    let bytes = host_abi();
-    let dev = device();
-    drop(dev.load_program(&bytes).unwrap());
-    let before = open_descriptors();
-    for _ in 0..100 {
-        let p = dev.load_program(&bytes).unwrap();
-        p.kernel("empty")
-            .unwrap()
-            .launch(&grid1(1, 1), &KernelArgs::default())
-            .unwrap();
-    }
-    let after = open_descriptors();
-    // Other tests open and close descriptors meanwhile; 100 leaked ones would show.
-    assert!(
-        after < before + 20,
-        "{before} descriptors before, {after} after"
-    );
-}
-
-#[test]
-fn the_header_is_clean_c_and_cxx_and_matches_the_library() {
-    let cxx = if compiler() == "clang-19" {
-        "clang++-19"
-    } else {
-        "c++"
-    };
-    for (tool, std, lang) in [
-        (compiler(), "-std=c99", "c"),
-        (compiler(), "-std=c11", "c"),
-        (cxx, "-std=c++17", "c++"),
-    ] {
-        let ok = Command::new(tool)
-            .args([
-                std,
-                "-Wall",
-                "-Wextra",
-                "-pedantic",
-                "-Werror",
-                "-fsyntax-only",
-            ])
-            .args(["-x", lang, "include/offload/host_kernel.h"])
-            .current_dir(root())
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "{tool} {std} rejects include/offload/host_kernel.h");
-    }
-
-    use offload::plugins::host::kernel_abi::{
-        HostKernelContext as Ctx, HostKernelMarker, ABI_VERSION, MAGIC,
-    };
-    use std::mem::{offset_of, size_of};
-    let program = load(&shared_object("layout.c", &[]));
-    let mut c = [0usize; 10];
-    program
-        .kernel("layout")
-        .unwrap()
-        .launch(&grid1(1, 1), &args(&[bytes_of(&(c.as_mut_ptr() as usize))]))
-        .unwrap();
-    let rust = [
-        size_of::<Ctx>(),
-        offset_of!(Ctx, dimensions),
-        offset_of!(Ctx, group_id),
-        offset_of!(Ctx, num_groups),
-        offset_of!(Ctx, group_size),
-        offset_of!(Ctx, dyn_shared),
-        offset_of!(Ctx, dyn_shared_size),
-        size_of::<HostKernelMarker>(),
-        MAGIC as usize,
-        ABI_VERSION as usize,
-    ];
-    assert_eq!(c, rust, "header (left) and library (right) disagree");
-}
-
-#[test]
-fn hidden_visibility_builds_still_export_kernels_and_globals() {
-    let program = load(&shared_object(
-        "host_abi.c",
-        &["-fvisibility=hidden", "-DVARIANT=3"],
-    ));
-    assert_eq!(program.symbol_kind("saxpy"), Some(SymbolKind::Kernel));
-    assert_eq!(
-        program.symbol_kind("counter"),
-        Some(SymbolKind::GlobalVariable)
-    );
-    // Plain functions are hidden by -fvisibility=hidden: not symbols of the program.
-    assert_eq!(program.symbol_kind("helper_function"), None);
-    let counter = program.global("counter").unwrap();
-    assert_eq!(read_i64(counter.address), 300);
-    let mut args = args(&[3i32.to_ne_bytes().to_vec()]);
-    program
-        .kernel("bump")
-        .unwrap()
-        .launch(&grid1(1, 1), &args)
-        .unwrap();
-    assert_eq!(read_i64(counter.address), 303);
-    // A malformed argument buffer is refused, never read out of bounds.
-    args.offsets[0] = args.bytes.len();
-    let e = program
-        .kernel("bump")
-        .unwrap()
-        .launch(&grid1(1, 1), &args)
-        .unwrap_err();
-    assert_eq!(code(&e), ErrorCode::InvalidArgument);
-}
-
-#[test]
-fn concurrent_launches_and_launches_from_pool_workers() {
-    let program = load(&host_abi());
-    let reduce = program.kernel("reduce").unwrap();
-    let run = |seed: u32| {
-        let group = 64usize;
-        let groups = 97usize;
-        let input: Vec<u32> = (0..(group * groups) as u32).map(|i| i ^ seed).collect();
-        let mut partial = vec![0u64; groups];
-        let config = LaunchConfig {
-            dyn_shared_memory: group * 8 + seed as usize, // sizes differ per caller
-            ..grid1(groups as u32, group as u32)
-        };
-        let a = args(&[
-            bytes_of(&(input.as_ptr() as usize)),
-            bytes_of(&(partial.as_mut_ptr() as usize)),
-        ]);
-        for _ in 0..20 {
-            reduce.launch(&config, &a).unwrap();
-            for (g, p) in partial.iter().enumerate() {
-                let want: u64 = input[g * group..(g + 1) * group]
-                    .iter()
-                    .map(|&v| v as u64)
-                    .sum();
-                assert_eq!(*p, want, "caller {seed}, group {g}");
-            }
-        }
-    };
-    std::thread::scope(|s| {
-        for seed in 1..=4 {
-            s.spawn(move || run(seed));
-        }
-    });
-
-    // A queued launch runs on a pool worker; its groups still spread over the pool.
-    let (done, wait) = std::sync::mpsc::channel();
-    let kernel = program.kernel("saxpy").unwrap();
-    WorkerPool::global().spawn(move || {
-        let n = 100_000usize;
-        let x = vec![1.0f32; n];
-        let mut y = vec![2.0f32; n];
-        let r = kernel.launch(
-            &grid1(n.div_ceil(256) as u32, 256),
-            &saxpy_args(3.0, &x, &mut y),
-        );
-        done.send(r.map(|_| y.iter().all(|&v| v == 5.0))).unwrap();
-    });
-    assert_eq!(wait.recv().unwrap(), Ok(true));
 }
