@@ -29,6 +29,11 @@ const SHARED_ALIGN: usize = 64;
 /// Argument pointer arrays up to this length live on the stack.
 const INLINE_ARGS: usize = 16;
 
+/// 16 bytes at a 16-byte boundary, for realigning argument buffers.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct Aligned16([u8; 16]);
+
 /// How a kernel function is called.
 #[derive(Clone, Copy, Debug)]
 pub enum Convention {
@@ -108,13 +113,11 @@ impl HostKernel {
         // sits at a multiple of 16 in `args.bytes`; the header promises 16-byte alignment,
         // so a buffer that is not itself 16-byte aligned (the allocator's choice) is copied.
         let mut base = args.bytes.as_ptr();
-        let realigned: Vec<u128>;
+        let realigned: Vec<Aligned16>;
         if base as usize % 16 != 0 {
-            let mut copy = vec![0u128; args.bytes.len().div_ceil(16)];
-            for (word, chunk) in copy.iter_mut().zip(args.bytes.chunks(16)) {
-                let mut bytes = [0u8; 16];
-                bytes[..chunk.len()].copy_from_slice(chunk);
-                *word = u128::from_ne_bytes(bytes);
+            let mut copy = vec![Aligned16([0; 16]); args.bytes.len().div_ceil(16)];
+            for (block, chunk) in copy.iter_mut().zip(args.bytes.chunks(16)) {
+                block.0[..chunk.len()].copy_from_slice(chunk);
             }
             realigned = copy;
             base = realigned.as_ptr().cast();
