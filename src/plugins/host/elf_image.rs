@@ -25,6 +25,18 @@ const HOST_MACHINE: u16 = 258;
 const HOST_MACHINE: u16 = header::EM_386;
 #[cfg(target_arch = "arm")]
 const HOST_MACHINE: u16 = header::EM_ARM;
+/// An architecture this list lacks: every image is refused, with its machine named.
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "powerpc64",
+    target_arch = "s390x",
+    target_arch = "loongarch64",
+    target_arch = "x86",
+    target_arch = "arm"
+)))]
+const HOST_MACHINE: u16 = header::EM_NONE;
 
 const HOST_CLASS: u8 = if cfg!(target_pointer_width = "64") {
     header::ELFCLASS64
