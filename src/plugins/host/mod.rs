@@ -1,11 +1,25 @@
 //! The host platform: one device, the CPU this library runs on.
+//!
+//! Programs for it are ELF shared objects for this machine (`elf_image` checks them),
+//! loaded from memory without touching any file system (`memfd_loader`). Their exported
+//! functions are kernels, called as `include/offload/host_kernel.h` describes: per
+//! work-group with a context when a `__ol_host_kernel_v1_<name>` marker says so
+//! (`kernel_abi`), otherwise once per launch in LLVM's host plugin convention (`kernel`).
 
+mod elf_image;
 mod facts;
+mod kernel;
+pub mod kernel_abi;
+mod memfd_loader;
 mod memory;
+mod program;
 
+pub use elf_image::check_host_elf;
 pub use facts::HostFacts;
+pub use kernel::{HostKernel, PREFERRED_GROUP_SIZE};
+pub use program::HostProgram;
 
-use crate::plugin::{self, AllocKind, Backend, DeviceInfo, DeviceType, InfoValue};
+use crate::plugin::{self, AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, Program};
 use crate::runtime::error::Result;
 use std::sync::Arc;
 
@@ -78,5 +92,15 @@ impl plugin::Device for HostDevice {
 
     fn unlock_host_memory(&self, _addr: usize) -> Result<()> {
         Ok(())
+    }
+
+    fn check_image(&self, image: &[u8]) -> Result<()> {
+        check_host_elf(image)
+    }
+
+    fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
+        check_host_elf(image)?;
+        let program = HostProgram::load(image, self.facts.local_memory as usize)?;
+        Ok(Arc::new(program))
     }
 }

@@ -1,0 +1,479 @@
+//! Host kernels: running a launch's grid on the CPU cores.
+//!
+//! Kernels of the liboffload host ABI (`include/offload/host_kernel.h`) are called once
+//! per work-group; the groups of a launch are spread over the worker pool with
+//! `parallel_for` (the caller takes groups too, and a 1-group launch runs inline without
+//! allocating). Functions without a marker follow LLVM's host plugin convention and are
+//! called once per launch through libffi, each argument as one pointer-sized value.
+
+use super::kernel_abi::{HostKernelContext, HostKernelFn};
+use super::memfd_loader::LoadedLibrary;
+use crate::plugin::{Kernel, KernelArgs, LaunchConfig};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::worker_pool::{panic_text, WorkerPool};
+use parking_lot::{Condvar, Mutex};
+use std::alloc::Layout;
+use std::cell::Cell;
+use std::os::raw::c_void;
+use std::sync::{Arc, OnceLock};
+
+/// The work-group size `optimal_group_size` suggests for kernels of the host ABI: large
+/// enough that the per-group cost (a context and one indirect call, tens of nanoseconds)
+/// is small next to the group's work, small enough that a launch over a modest range
+/// still makes many groups to balance across cores.
+pub const PREFERRED_GROUP_SIZE: usize = 256;
+
+/// Alignment of dynamic shared memory (a cache line, enough for any vector type).
+const SHARED_ALIGN: usize = 64;
+
+/// Argument pointer arrays up to this length live on the stack.
+const INLINE_ARGS: usize = 16;
+
+/// 16 bytes at a 16-byte boundary, for realigning argument buffers.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct Aligned16([u8; 16]);
+
+/// How a kernel function is called.
+#[derive(Clone, Copy, Debug)]
+pub enum Convention {
+    /// The host kernel ABI, version 1: called per work-group with a context.
+    HostAbi {
+        function: HostKernelFn,
+        num_args: usize,
+    },
+    /// LLVM's generic-ELF convention: `void f(void *, ...)`, called once per launch.
+    Llvm { address: usize },
+}
+
+pub struct HostKernel {
+    name: String,
+    convention: Convention,
+    /// The device's local memory size: the most dynamic shared memory a group may have.
+    local_memory: usize,
+    /// Keeps the program loaded while the kernel exists.
+    _library: Arc<LoadedLibrary>,
+}
+
+impl HostKernel {
+    pub fn new(
+        name: &str,
+        convention: Convention,
+        local_memory: usize,
+        library: Arc<LoadedLibrary>,
+    ) -> Self {
+        HostKernel {
+            name: name.to_string(),
+            convention,
+            local_memory,
+            _library: library,
+        }
+    }
+
+    pub fn convention(&self) -> Convention {
+        self.convention
+    }
+
+    fn launch_host_abi(
+        &self,
+        function: HostKernelFn,
+        num_args: usize,
+        config: &LaunchConfig,
+        args: &KernelArgs,
+    ) -> Result<()> {
+        if args.len() != num_args {
+            return Err(Error::invalid_argument(format!(
+                "kernel '{}' takes {num_args} argument{} (its OL_HOST_KERNEL marker says so), \
+                 but the launch gives {}",
+                self.name,
+                if num_args == 1 { "" } else { "s" },
+                args.len()
+            )));
+        }
+        check_args(args)?;
+        self.check_grid(config)?;
+        let total = config.total_groups();
+        let total = usize::try_from(total).map_err(|_| {
+            Error::invalid_argument(format!(
+                "{total} work-groups are more than this machine can count"
+            ))
+        })?;
+        if config.cooperative {
+            let resident = WorkerPool::global().threads();
+            if total > resident {
+                return Err(Error::invalid_argument(format!(
+                    "a cooperative launch of kernel '{}' asks for {total} work-groups, but at \
+                     most {resident} (one per worker thread) can run at once on the host device",
+                    self.name
+                )));
+            }
+        }
+
+        // The pointers to the argument values, built once for the whole launch. Each value
+        // sits at a multiple of 16 in `args.bytes`; the header promises 16-byte alignment,
+        // so a buffer that is not itself 16-byte aligned (the allocator's choice) is copied.
+        let mut base = args.bytes.as_ptr();
+        let realigned: Vec<Aligned16>;
+        if base as usize % 16 != 0 {
+            let mut copy = vec![Aligned16([0; 16]); args.bytes.len().div_ceil(16)];
+            for (block, chunk) in copy.iter_mut().zip(args.bytes.chunks(16)) {
+                block.0[..chunk.len()].copy_from_slice(chunk);
+            }
+            realigned = copy;
+            base = realigned.as_ptr().cast();
+        }
+        let at = |i: usize| -> *const c_void { base.wrapping_add(args.offsets[i]).cast() };
+        let mut inline = [std::ptr::null::<c_void>(); INLINE_ARGS];
+        let heap: Vec<*const c_void>;
+        let pointers: &[*const c_void] = if args.len() <= INLINE_ARGS {
+            for (i, slot) in inline.iter_mut().enumerate().take(args.len()) {
+                *slot = at(i);
+            }
+            &inline[..args.len()]
+        } else {
+            heap = (0..args.len()).map(at).collect();
+            &heap
+        };
+        let grid = Grid {
+            function,
+            pointers: ArgPointers(pointers),
+            config,
+        };
+
+        if total == 1 {
+            return grid.run_group(0);
+        }
+        if config.cooperative {
+            return self.run_cooperative(&grid, total);
+        }
+        let failure: OnceLock<Error> = OnceLock::new();
+        WorkerPool::global()
+            .parallel_for(total, &|i| {
+                if failure.get().is_some() {
+                    return;
+                }
+                if let Err(e) = grid.run_group(i) {
+                    let _ = failure.set(e);
+                }
+            })
+            .map_err(|panic| self.panicked(&panic))?;
+        match failure.into_inner() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Every group on its own thread at the same time (the caller runs group 0), so groups
+    /// may wait for one another.
+    fn run_cooperative(&self, grid: &Grid<'_>, total: usize) -> Result<()> {
+        // The helpers start only once all of them exist; if one cannot be started, none
+        // runs (a started group might wait forever for the missing one).
+        let start: Mutex<Option<bool>> = Mutex::new(None);
+        let started = Condvar::new();
+        let wait_for_start = || {
+            let mut go = start.lock();
+            while go.is_none() {
+                started.wait(&mut go);
+            }
+            go.unwrap_or(false)
+        };
+        let release = |go: bool| {
+            *start.lock() = Some(go);
+            started.notify_all();
+        };
+        std::thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(total - 1);
+            for i in 1..total {
+                let wait_for_start = &wait_for_start;
+                let spawned = std::thread::Builder::new()
+                    .name(format!("offload-coop-{i}"))
+                    .spawn_scoped(scope, move || {
+                        if wait_for_start() {
+                            grid.run_group(i)
+                        } else {
+                            Ok(())
+                        }
+                    });
+                match spawned {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        release(false);
+                        return Err(Error::out_of_resources(format!(
+                            "a cooperative launch of kernel '{}' could not start a thread for \
+                             work-group {i}: {e}",
+                            self.name
+                        )));
+                    }
+                }
+            }
+            release(true);
+            let mut result = grid.run_group(0);
+            for h in handles {
+                let r = h
+                    .join()
+                    .unwrap_or_else(|p| Err(self.panicked(&panic_text(&p))));
+                if result.is_ok() {
+                    result = r;
+                }
+            }
+            result
+        })
+    }
+
+    fn panicked(&self, message: &str) -> Error {
+        Error::unknown(format!(
+            "a work-group of kernel '{}' panicked: {message}",
+            self.name
+        ))
+    }
+
+    fn check_grid(&self, config: &LaunchConfig) -> Result<()> {
+        if !(1..=3).contains(&config.dimensions) {
+            return Err(Error::invalid_argument(format!(
+                "a launch has 1, 2 or 3 dimensions, not {}",
+                config.dimensions
+            )));
+        }
+        if config.num_groups.contains(&0) || config.group_size.contains(&0) {
+            return Err(Error::invalid_argument(format!(
+                "every extent of a launch is at least 1 (groups {:?}, group size {:?})",
+                config.num_groups, config.group_size
+            )));
+        }
+        if config.dyn_shared_memory > self.local_memory {
+            return Err(Error::out_of_resources(format!(
+                "kernel '{}' asks for {} bytes of dynamic shared memory per work-group; the \
+                 host device has {} bytes of local memory (its L2 cache size)",
+                self.name, config.dyn_shared_memory, self.local_memory
+            )));
+        }
+        Ok(())
+    }
+
+    fn launch_llvm(&self, address: usize, args: &KernelArgs) -> Result<()> {
+        const WORD: usize = std::mem::size_of::<usize>();
+        check_args(args)?;
+        let mut values = Vec::with_capacity(args.len());
+        for i in 0..args.len() {
+            let bytes = args.get(i);
+            if bytes.len() > WORD {
+                return Err(Error::invalid_argument(format!(
+                    "argument {i} of kernel '{}' is {} bytes, but the kernel has no \
+                     OL_HOST_KERNEL marker, so it follows LLVM's host plugin convention: one \
+                     pointer-sized value (at most {WORD} bytes) per argument. Pass a pointer \
+                     instead, or define the kernel with OL_HOST_KERNEL from \
+                     offload/host_kernel.h",
+                    self.name,
+                    bytes.len()
+                )));
+            }
+            values.push(zero_extend(bytes));
+        }
+        let cif = libffi::middle::Cif::new(
+            (0..values.len()).map(|_| libffi::middle::Type::pointer()),
+            libffi::middle::Type::void(),
+        );
+        let mut value_pointers: Vec<*mut c_void> = values
+            .iter_mut()
+            .map(|v| (v as *mut usize).cast())
+            .collect();
+        let mut ignored_result = [0u64; 2];
+        // SAFETY: `address` is the function's address from dlsym, kept mapped by
+        // `_library`; LLVM's convention says it takes `values.len()` pointer-sized
+        // arguments and returns nothing, which is what `cif` describes. Each entry of
+        // `value_pointers` points to one live `usize`; the result buffer is never written
+        // for a void function and is large enough for any register anyway.
+        unsafe {
+            let function: unsafe extern "C" fn() = std::mem::transmute(address);
+            libffi::raw::ffi_call(
+                cif.as_raw_ptr(),
+                Some(function),
+                ignored_result.as_mut_ptr().cast(),
+                value_pointers.as_mut_ptr(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Every argument lies inside the argument buffer.
+fn check_args(args: &KernelArgs) -> Result<()> {
+    let inside = args.offsets.len() == args.sizes.len()
+        && args.offsets.iter().zip(&args.sizes).all(|(&at, &size)| {
+            at.checked_add(size)
+                .is_some_and(|end| end <= args.bytes.len())
+        });
+    if inside {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(
+            "the launch's argument buffer does not hold every argument it lists",
+        ))
+    }
+}
+
+/// An argument of at most a pointer's size, widened to one as an unsigned integer.
+fn zero_extend(bytes: &[u8]) -> usize {
+    let mut word = [0u8; std::mem::size_of::<usize>()];
+    if cfg!(target_endian = "little") {
+        word[..bytes.len()].copy_from_slice(bytes);
+    } else {
+        let at = word.len() - bytes.len();
+        word[at..].copy_from_slice(bytes);
+    }
+    usize::from_ne_bytes(word)
+}
+
+/// The argument pointers of one launch.
+#[derive(Clone, Copy)]
+struct ArgPointers<'a>(&'a [*const c_void]);
+
+// SAFETY: the pointers point into the launch's `KernelArgs`, which outlives the launch and
+// is only read (by the kernel, through `const void *const *`), so sharing them across the
+// threads that run the groups is sound.
+unsafe impl Sync for ArgPointers<'_> {}
+// SAFETY: as above; moving the pointer array to another thread only moves borrows.
+unsafe impl Send for ArgPointers<'_> {}
+
+/// What every group of one launch shares.
+struct Grid<'a> {
+    function: HostKernelFn,
+    pointers: ArgPointers<'a>,
+    config: &'a LaunchConfig,
+}
+
+impl Grid<'_> {
+    /// Runs group `index` (x fastest) on the calling thread.
+    fn run_group(&self, index: usize) -> Result<()> {
+        let c = self.config;
+        let [nx, ny, _] = c.num_groups.map(|n| n as usize);
+        let group_id = [
+            (index % nx) as u32,
+            ((index / nx) % ny) as u32,
+            (index / (nx * ny)) as u32,
+        ];
+        let mut context = HostKernelContext {
+            dimensions: c.dimensions,
+            group_id,
+            num_groups: c.num_groups,
+            group_size: c.group_size,
+            dyn_shared: std::ptr::null_mut(),
+            dyn_shared_size: c.dyn_shared_memory,
+        };
+        let call = |context: &HostKernelContext| {
+            // SAFETY: `function` is a kernel of the host ABI v1 (its marker says so),
+            // kept loaded by the kernel's library; `context` is valid for the call and its
+            // `dyn_shared` points to `dyn_shared_size` writable bytes private to this
+            // group; `pointers` holds one pointer per argument the marker announces, each
+            // to that argument's value, alive for the whole launch.
+            unsafe { (self.function)(context, self.pointers.0.as_ptr()) }
+        };
+        if c.dyn_shared_memory == 0 {
+            call(&context);
+            return Ok(());
+        }
+        with_scratch(c.dyn_shared_memory, |scratch| {
+            context.dyn_shared = scratch.cast();
+            call(&context);
+        })
+    }
+}
+
+/// A thread's dynamic shared memory, kept between groups and launches.
+struct Scratch {
+    pointer: *mut u8,
+    layout: Layout,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // SAFETY: `pointer` was allocated with `layout` by `with_scratch` and is freed once.
+        unsafe { std::alloc::dealloc(self.pointer, self.layout) };
+    }
+}
+
+thread_local! {
+    static SCRATCH: Cell<Option<Scratch>> = const { Cell::new(None) };
+}
+
+/// Runs `body` with at least `size` bytes (> 0) of 64-byte aligned memory private to this
+/// thread for the duration of the call. The buffer is taken out of the thread's slot
+/// while in use, so a nested launch on the same thread gets its own.
+fn with_scratch(size: usize, body: impl FnOnce(*mut u8)) -> Result<()> {
+    let kept = SCRATCH.with(|slot| slot.take());
+    let scratch = match kept {
+        Some(s) if s.layout.size() >= size => s,
+        _ => {
+            let layout = Layout::from_size_align(size, SHARED_ALIGN).map_err(|_| {
+                Error::invalid_argument(format!("{size} bytes of shared memory is too large"))
+            })?;
+            // SAFETY: `layout` has a non-zero size (callers pass size > 0).
+            let pointer = unsafe { std::alloc::alloc(layout) };
+            if pointer.is_null() {
+                return Err(Error::out_of_resources(format!(
+                    "no memory for {size} bytes of dynamic shared memory"
+                )));
+            }
+            Scratch { pointer, layout }
+        }
+    };
+    body(scratch.pointer);
+    SCRATCH.with(|slot| slot.set(Some(scratch)));
+    Ok(())
+}
+
+impl Kernel for HostKernel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn arg_count(&self) -> Option<usize> {
+        match self.convention {
+            Convention::HostAbi { num_args, .. } => Some(num_args),
+            Convention::Llvm { .. } => None,
+        }
+    }
+
+    fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+        match self.convention {
+            Convention::HostAbi { function, num_args } => {
+                self.launch_host_abi(function, num_args, config, args)
+            }
+            Convention::Llvm { address } => self.launch_llvm(address, args),
+        }
+    }
+
+    /// 256 work-items for kernels of the host ABI, fewer when that much shared memory
+    /// per item would not fit in local memory; 1 for LLVM-convention kernels, which run
+    /// the launch as one call.
+    fn optimal_group_size(&self, shared_memory_per_item: usize) -> Result<usize> {
+        match self.convention {
+            Convention::Llvm { .. } => Ok(1),
+            Convention::HostAbi { .. } => {
+                let fits = self
+                    .local_memory
+                    .checked_div(shared_memory_per_item)
+                    .unwrap_or(usize::MAX);
+                if fits == 0 {
+                    return Err(Error::out_of_resources(format!(
+                        "{shared_memory_per_item} bytes of shared memory per work-item is more \
+                         than the host device's {} bytes of local memory",
+                        self.local_memory
+                    )));
+                }
+                Ok(fits.min(PREFERRED_GROUP_SIZE))
+            }
+        }
+    }
+
+    /// One group per worker thread: a cooperative launch runs each group on its own
+    /// thread, and the host runs as many at once as it has cores.
+    fn max_cooperative_groups(&self, config: &LaunchConfig) -> Result<u32> {
+        if matches!(self.convention, Convention::HostAbi { .. })
+            && config.dyn_shared_memory > self.local_memory
+        {
+            return Ok(0);
+        }
+        Ok(WorkerPool::global().threads().min(u32::MAX as usize) as u32)
+    }
+}
