@@ -14,29 +14,45 @@ fi
 
 log() { printf '\n==> %s\n' "$*"; }
 
-# ensure_packages CMD:PACKAGE ...: installs the Debian packages whose commands are
-# missing (as root), or says which command to run (otherwise).
+# install_missing PACKAGE ...: installs the Debian packages (as root), or says which
+# command to run (otherwise) and stops.
+install_missing() {
+  [ $# -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ]; then
+    log "installing $*"
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "$@" </dev/null
+  else
+    echo "missing packages; install them with:" >&2
+    echo "  sudo apt-get install -y $*" >&2
+    exit 1
+  fi
+}
+
+# ensure_packages CMD:PACKAGE ...: the packages whose commands are missing.
 ensure_packages() {
   local missing=() pair
   for pair in "$@"; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
   done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  if [ "$(id -u)" -eq 0 ]; then
-    log "installing ${missing[*]}"
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
-  else
-    echo "missing packages; install them with:" >&2
-    echo "  sudo apt-get install -y ${missing[*]}" >&2
-    exit 1
-  fi
+  install_missing "${missing[@]}"
 }
 
-# What building and testing the C side needs.
+# ensure_libraries PACKAGE ...: library packages (no command to look for), asking dpkg.
+ensure_libraries() {
+  local missing=() pkg
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+  done
+  install_missing "${missing[@]}"
+}
+
+# What building and testing the C side needs (libffi: calling LLVM-convention host
+# kernels, whose signatures are known only at run time).
 ensure_build_tools() {
   ensure_packages cmake:cmake make:make pkg-config:pkg-config gcc:gcc g++:g++ \
     readelf:binutils nm:binutils
+  ensure_libraries libffi-dev
   if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo is missing: install Rust (https://rustup.rs), then run this again" >&2
     exit 1

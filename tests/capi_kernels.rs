@@ -1,0 +1,414 @@
+//! Programs, symbols and kernel launches through the C API, driven from Rust.
+
+mod common;
+mod host_support;
+
+use common::*;
+use offload::capi::*;
+use std::ffi::c_void;
+use std::ptr::{null, null_mut};
+
+fn launch_args(groups: u32, size: u32) -> ol_kernel_launch_size_args_t {
+    ol_kernel_launch_size_args_t {
+        Dimensions: 1,
+        NumGroups: ol_dimensions_t {
+            x: groups,
+            y: 1,
+            z: 1,
+        },
+        GroupSize: ol_dimensions_t {
+            x: size,
+            y: 1,
+            z: 1,
+        },
+        DynSharedMemory: 0,
+    }
+}
+
+#[test]
+fn kernels_through_the_c_api() {
+    ok(olInit(null()));
+    let device = host_device();
+    let image = host_support::host_abi();
+
+    let mut valid = false;
+    ok(olIsValidBinary(
+        device,
+        image.as_ptr() as *const c_void,
+        image.len(),
+        &mut valid,
+    ));
+    assert!(valid);
+    let junk = b"definitely not an image";
+    ok(olIsValidBinary(
+        device,
+        junk.as_ptr() as *const c_void,
+        junk.len(),
+        &mut valid,
+    ));
+    assert!(!valid);
+    let mut program = null_mut();
+    let d = fails(
+        olCreateProgram(
+            device,
+            junk.as_ptr() as *const c_void,
+            junk.len(),
+            &mut program,
+        ),
+        OL_ERRC_INVALID_BINARY,
+    );
+    assert!(d.contains("host"), "{d}");
+    fails(
+        olCreateProgram(device, image.as_ptr() as *const c_void, 0, &mut program),
+        OL_ERRC_INVALID_SIZE,
+    );
+    fails(
+        olCreateProgram(device, image.as_ptr() as *const c_void, 40, &mut program),
+        OL_ERRC_INVALID_BINARY,
+    );
+    ok(olCreateProgram(
+        device,
+        image.as_ptr() as *const c_void,
+        image.len(),
+        &mut program,
+    ));
+
+    // saxpy, synchronous and on a queue.
+    let mut kernel = null_mut();
+    ok(olGetSymbol(
+        program,
+        c"saxpy".as_ptr(),
+        OL_SYMBOL_KIND_KERNEL,
+        &mut kernel,
+    ));
+    let n = 1 << 16;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut y = vec![1.0f32; n];
+    let a = 2.0f32;
+    let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
+    let mut values: [*mut c_void; 4] = [
+        &a as *const f32 as *mut c_void,
+        &xp as *const _ as *mut c_void,
+        &yp as *const _ as *mut c_void,
+        &n as *const usize as *mut c_void,
+    ];
+    let sizes = [4usize, 8, 8, 8];
+    let grid = launch_args((n / 256) as u32, 256);
+    ok(olLaunchKernel(
+        null_mut(),
+        device,
+        kernel,
+        &grid,
+        null(),
+        4,
+        values.as_mut_ptr(),
+        sizes.as_ptr(),
+    ));
+    assert!(y
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == 2.0 * i as f32 + 1.0));
+    let mut q = null_mut();
+    ok(olCreateQueue(device, &mut q));
+    ok(olLaunchKernel(
+        q,
+        device,
+        kernel,
+        &grid,
+        null(),
+        4,
+        values.as_mut_ptr(),
+        sizes.as_ptr(),
+    ));
+    ok(olSyncQueue(q));
+    assert!(y
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == 4.0 * i as f32 + 1.0));
+
+    // A global written by a kernel, read back through olMemcpy.
+    let mut bump = null_mut();
+    ok(olGetSymbol(
+        program,
+        c"bump".as_ptr(),
+        OL_SYMBOL_KIND_KERNEL,
+        &mut bump,
+    ));
+    let mut counter = null_mut();
+    ok(olGetSymbol(
+        program,
+        c"counter".as_ptr(),
+        OL_SYMBOL_KIND_GLOBAL_VARIABLE,
+        &mut counter,
+    ));
+    let mut addr: *mut c_void = null_mut();
+    ok(olGetSymbolInfo(
+        counter,
+        OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS,
+        8,
+        &mut addr as *mut _ as *mut c_void,
+    ));
+    let mut size = 0usize;
+    ok(olGetSymbolInfo(
+        counter,
+        OL_SYMBOL_INFO_GLOBAL_VARIABLE_SIZE,
+        8,
+        &mut size as *mut usize as *mut c_void,
+    ));
+    assert_eq!(size, 8);
+    let delta = 5i32;
+    let mut bump_args: [*mut c_void; 1] = [&delta as *const i32 as *mut c_void];
+    ok(olLaunchKernel(
+        q,
+        device,
+        bump,
+        &launch_args(1, 1),
+        null(),
+        1,
+        bump_args.as_mut_ptr(),
+        [4usize].as_ptr(),
+    ));
+    ok(olSyncQueue(q));
+    let mut value = 0i64;
+    ok(olMemcpy(
+        null_mut(),
+        &mut value as *mut i64 as *mut c_void,
+        device,
+        addr,
+        device,
+        8,
+    ));
+    assert_eq!(value, 105);
+
+    // Bad input.
+    fails(
+        olGetSymbolInfo(
+            kernel,
+            OL_SYMBOL_INFO_GLOBAL_VARIABLE_SIZE,
+            8,
+            &mut size as *mut usize as *mut c_void,
+        ),
+        OL_ERRC_SYMBOL_KIND,
+    );
+    fails(
+        olGetSymbol(
+            program,
+            c"counter".as_ptr(),
+            OL_SYMBOL_KIND_KERNEL,
+            &mut kernel,
+        ),
+        OL_ERRC_SYMBOL_KIND,
+    );
+    fails(
+        olGetSymbol(
+            program,
+            c"nope".as_ptr(),
+            OL_SYMBOL_KIND_KERNEL,
+            &mut kernel,
+        ),
+        OL_ERRC_NOT_FOUND,
+    );
+    fails(
+        olGetSymbol(program, c"saxpy".as_ptr(), 5, &mut kernel),
+        OL_ERRC_INVALID_ENUMERATION,
+    );
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            counter,
+            &grid,
+            null(),
+            4,
+            values.as_mut_ptr(),
+            sizes.as_ptr(),
+        ),
+        OL_ERRC_SYMBOL_KIND,
+    );
+    ok(olGetSymbol(
+        program,
+        c"saxpy".as_ptr(),
+        OL_SYMBOL_KIND_KERNEL,
+        &mut kernel,
+    ));
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            kernel,
+            &grid,
+            null(),
+            3,
+            values.as_mut_ptr(),
+            sizes.as_ptr(),
+        ),
+        OL_ERRC_INVALID_ARGUMENT,
+    );
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            kernel,
+            &grid,
+            null(),
+            4,
+            null_mut(),
+            null(),
+        ),
+        OL_ERRC_INVALID_ARGUMENT,
+    );
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            kernel,
+            &grid,
+            null(),
+            4,
+            values.as_mut_ptr(),
+            null(),
+        ),
+        OL_ERRC_INVALID_ARGUMENT,
+    );
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            kernel,
+            &launch_args(0, 256),
+            null(),
+            4,
+            values.as_mut_ptr(),
+            sizes.as_ptr(),
+        ),
+        OL_ERRC_INVALID_ARGUMENT,
+    );
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            kernel,
+            &launch_args(1, 0),
+            null(),
+            4,
+            values.as_mut_ptr(),
+            sizes.as_ptr(),
+        ),
+        OL_ERRC_INVALID_ARGUMENT,
+    );
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            kernel,
+            &launch_args(1, 4096),
+            null(),
+            4,
+            values.as_mut_ptr(),
+            sizes.as_ptr(),
+        ),
+        OL_ERRC_INVALID_ARGUMENT,
+    );
+    let mut zero_dims = grid;
+    zero_dims.Dimensions = 0;
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            kernel,
+            &zero_dims,
+            null(),
+            4,
+            values.as_mut_ptr(),
+            sizes.as_ptr(),
+        ),
+        OL_ERRC_INVALID_ARGUMENT,
+    );
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            kernel,
+            null(),
+            null(),
+            4,
+            values.as_mut_ptr(),
+            sizes.as_ptr(),
+        ),
+        OL_ERRC_INVALID_NULL_POINTER,
+    );
+    let yes = true;
+    let props = [
+        ol_kernel_launch_prop_t {
+            r#type: 9,
+            data: &yes as *const bool as *mut c_void,
+        },
+        ol_kernel_launch_prop_t {
+            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_NONE,
+            data: null_mut(),
+        },
+    ];
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            kernel,
+            &grid,
+            props.as_ptr(),
+            4,
+            values.as_mut_ptr(),
+            sizes.as_ptr(),
+        ),
+        OL_ERRC_INVALID_ENUMERATION,
+    );
+    let mut group = 0usize;
+    ok(olCalculateOptimalOccupancy(device, kernel, 0, &mut group));
+    assert!(group >= 1);
+    let mut max = 0u32;
+    ok(olGetKernelMaxCooperativeGroupCount(
+        device,
+        kernel,
+        &launch_args(1, 64),
+        &mut max,
+    ));
+    assert!(max >= 1);
+
+    // Destroying a program with a launch in flight: the launch finishes, then it unloads.
+    let mut slow = null_mut();
+    ok(olLaunchHostFunction(q, Some(pause), null_mut()));
+    ok(olLaunchKernel(
+        q,
+        device,
+        bump,
+        &launch_args(1, 1),
+        null(),
+        1,
+        bump_args.as_mut_ptr(),
+        [4usize].as_ptr(),
+    ));
+    ok(olDestroyProgram(program));
+    fails(
+        olGetSymbol(program, c"saxpy".as_ptr(), OL_SYMBOL_KIND_KERNEL, &mut slow),
+        OL_ERRC_INVALID_ARGUMENT,
+    );
+    fails(
+        olLaunchKernel(
+            null_mut(),
+            device,
+            kernel,
+            &grid,
+            null(),
+            4,
+            values.as_mut_ptr(),
+            sizes.as_ptr(),
+        ),
+        OL_ERRC_INVALID_ARGUMENT,
+    );
+    ok(olSyncQueue(q));
+    ok(olDestroyQueue(q));
+    ok(olShutDown());
+}
+
+unsafe extern "C" fn pause(_: *mut c_void) {
+    std::thread::sleep(std::time::Duration::from_millis(20));
+}
