@@ -11,11 +11,15 @@ pub(crate) fn runtime() -> Result<Arc<Runtime>> {
     runtime::current()
 }
 
-pub(crate) fn device<T>(rt: &Runtime, handle: *mut T, name: &str) -> Result<Arc<Device>> {
+pub(crate) fn device<'a, T>(
+    rt: &'a Runtime,
+    handle: *mut T,
+    name: &str,
+) -> Result<&'a Arc<Device>> {
     if handle.is_null() {
         return Err(null_handle(name));
     }
-    rt.device_by_handle(handle as usize).cloned().ok_or_else(|| {
+    rt.device_by_handle(handle as usize).ok_or_else(|| {
         Error::new(
             ErrorCode::InvalidDevice,
             format!(
@@ -25,11 +29,15 @@ pub(crate) fn device<T>(rt: &Runtime, handle: *mut T, name: &str) -> Result<Arc<
     })
 }
 
-pub(crate) fn platform<T>(rt: &Runtime, handle: *mut T, name: &str) -> Result<Arc<Platform>> {
+pub(crate) fn platform<'a, T>(
+    rt: &'a Runtime,
+    handle: *mut T,
+    name: &str,
+) -> Result<&'a Arc<Platform>> {
     if handle.is_null() {
         return Err(null_handle(name));
     }
-    rt.platform_by_handle(handle as usize).cloned().ok_or_else(|| {
+    rt.platform_by_handle(handle as usize).ok_or_else(|| {
         Error::new(
             ErrorCode::InvalidPlatform,
             format!(

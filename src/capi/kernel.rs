@@ -177,7 +177,7 @@ fn launch(
             let symbol = live_symbol(&rt, kernel, "Kernel")?;
             let config = launch_config(size, props)?;
             let args = kernel_args(count, ptrs, sizes)?;
-            rt.launch_kernel(q.as_ref(), &d, &symbol, config, args)
+            rt.launch_kernel(q.as_ref(), d, &symbol, config, args)
         },
     )
 }
@@ -276,7 +276,7 @@ fn max_cooperative(
             let symbol = live_symbol(&rt, kernel, "Kernel")?;
             let k = symbol.kernel()?;
             let config = launch_config(size, null())?;
-            crate::runtime::program::check_grid(&d, &config)?;
+            crate::runtime::program::check_grid(d, &config)?;
             let out = args::out_ptr(out, "MaxGroupCount")?;
             *out = k.max_cooperative_groups(&config)?;
             Ok(())

@@ -56,7 +56,7 @@ fn mem_alloc(
             let d = args::device(&rt, device, "Device")?;
             let kind: AllocKind = args::enumeration(kind, "Type", ALLOC_TYPE_EXPECTED)?;
             let out = args::out_ptr(out, "AllocationOut")?;
-            *out = rt.mem_alloc(&d, kind, size)? as *mut c_void;
+            *out = rt.mem_alloc(d, kind, size)? as *mut c_void;
             Ok(())
         },
     )
@@ -148,12 +148,12 @@ fn memcpy(
             let dst = args::non_null(dst, "DstPtr")?;
             let src = args::non_null(src, "SrcPtr")?;
             if validation_enabled() {
-                rt.check_range("DstPtr", dst, size, &dd)?;
-                rt.check_range("SrcPtr", src, size, &sd)?;
+                rt.check_range("DstPtr", dst, size, dd)?;
+                rt.check_range("SrcPtr", src, size, sd)?;
             }
             match queue {
-                None => rt.mem_copy(dst, &dd, src, &sd, size),
-                Some(q) => rt.enqueue_copy(&q, dst, &dd, src, &sd, size),
+                None => rt.mem_copy(dst, dd, src, sd, size),
+                Some(q) => rt.enqueue_copy(&q, dst, dd, src, sd, size),
             }
         },
     )
@@ -365,7 +365,7 @@ fn mem_register(
                     "Flags is {flags:#x}; no flags are defined in this version, expected 0"
                 )));
             }
-            *out = rt.mem_register(&d, addr, size)? as *mut c_void;
+            *out = rt.mem_register(d, addr, size)? as *mut c_void;
             Ok(())
         },
     )
@@ -402,7 +402,7 @@ fn mem_unregister(
         || {
             let rt = args::runtime()?;
             let d = args::device(&rt, device, "Device")?;
-            rt.mem_unregister(&d, args::non_null(pinned, "PinnedPtr")?)
+            rt.mem_unregister(d, args::non_null(pinned, "PinnedPtr")?)
         },
     )
 }

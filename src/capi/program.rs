@@ -92,7 +92,7 @@ fn create_program(
             let d = args::device(&rt, device, "Device")?;
             let bytes = image(data, size)?;
             let out = args::out_ptr(out, "Program")?;
-            *out = rt.create_program(&d, bytes)? as ol_program_handle_t;
+            *out = rt.create_program(d, bytes)? as ol_program_handle_t;
             Ok(())
         },
     )
@@ -166,7 +166,7 @@ fn is_valid_binary(
             let d = args::device(&rt, device, "Device")?;
             let bytes = image(data, size)?;
             let out = args::out_ptr(out, "IsValid")?;
-            *out = rt.check_binary(&d, bytes).is_ok();
+            *out = rt.check_binary(d, bytes).is_ok();
             Ok(())
         },
     )

@@ -50,7 +50,7 @@ fn create_queue(
             let rt = args::runtime()?;
             let d = args::device(&rt, device, "Device")?;
             let out = args::out_ptr(out, "Queue")?;
-            *out = rt.create_queue(&d)? as ol_queue_handle_t;
+            *out = rt.create_queue(d)? as ol_queue_handle_t;
             Ok(())
         },
     )
