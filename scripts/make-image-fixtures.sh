@@ -24,9 +24,9 @@ $CLANG -O1 -fPIC -shared -nostdlib -fuse-ld=lld --ld-path="$LLD" \
 $CLANG -O1 -fPIC -c --target=x86_64-linux-gnu "$src/host_lib.c" -o "$out/host_x86_64.o"
 
 # AMDGPU code objects (code-object v5, clang-19's default) for two targets.
-$CLANG -x cl -cl-std=CL2.0 -O2 --target=amdgcn-amd-amdhsa -mcpu=gfx90a:xnack+ -nogpulib \
+$CLANG -x cl -cl-std=CL2.0 -O2 --target=amdgcn-amd-amdhsa -mcpu=gfx90a:xnack+ -nogpulib -cl-kernel-arg-info \
   --ld-path="$LLD" "$src/gpu_kernels.cl" -o "$out/amdgpu_gfx90a_xnack_on.co"
-$CLANG -x cl -cl-std=CL2.0 -O2 --target=amdgcn-amd-amdhsa -mcpu=gfx1030 -nogpulib \
+$CLANG -x cl -cl-std=CL2.0 -O2 --target=amdgcn-amd-amdhsa -mcpu=gfx1030 -nogpulib -cl-kernel-arg-info \
   --ld-path="$LLD" "$src/gpu_kernels.cl" -o "$out/amdgpu_gfx1030.co"
 
 # CUDA PTX text. A cubin (EM_CUDA ELF) needs NVIDIA's ptxas, which is not installed;
@@ -49,11 +49,15 @@ $CLANG -O1 -fPIC -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu --target=x86_64-l
   -Xoffload-linker -L/usr/lib/llvm-19/lib -Xoffload-linker -lomp \
   "$src/omp_target.c" -o "$out/omp_x86_64_host.so"
 
-# An OffloadBinary holding several images (packager writes them concatenated):
-# the two AMDGPU code objects and the x86_64 shared object.
+# An OffloadBinary file holding several images (the packager writes one binary per image,
+# concatenated): the two AMDGPU code objects and the x86_64 shared object. The packager
+# takes the image kind from the file extension, so pass them as .o files.
+cp "$out/amdgpu_gfx90a_xnack_on.co" "$tmp/gfx90a.o"
+cp "$out/amdgpu_gfx1030.co" "$tmp/gfx1030.o"
+cp "$out/host_x86_64.so" "$tmp/host.o"
 $PACKAGER -o "$out/multi.offload" \
-  --image=file="$out/amdgpu_gfx90a_xnack_on.co",triple=amdgcn-amd-amdhsa,arch=gfx90a:xnack+,kind=openmp \
-  --image=file="$out/amdgpu_gfx1030.co",triple=amdgcn-amd-amdhsa,arch=gfx1030,kind=openmp \
-  --image=file="$out/host_x86_64.so",triple=x86_64-pc-linux-gnu,arch=generic,kind=openmp
+  --image=file="$tmp/gfx90a.o",triple=amdgcn-amd-amdhsa,arch=gfx90a:xnack+,kind=openmp \
+  --image=file="$tmp/gfx1030.o",triple=amdgcn-amd-amdhsa,arch=gfx1030,kind=openmp \
+  --image=file="$tmp/host.o",triple=x86_64-pc-linux-gnu,arch=generic,kind=openmp
 
 ls -l "$out"

@@ -47,23 +47,74 @@ pub fn parse_cubin(bytes: &[u8]) -> Result<Cubin> {
     })
 }
 
-/// Builds a minimal, valid EM_CUDA ELF64 for `sm` (no sections), as tests and fuzzers
-/// need one and NVIDIA's ptxas is not available to make a real one.
-pub fn minimal_cubin(sm: u32) -> Vec<u8> {
+/// Builds a small, valid EM_CUDA ELF64 for `sm` whose `.text` holds one global function
+/// per name in `kernels`, as tests and fuzzers need cubins and NVIDIA's ptxas (the only
+/// tool that makes real ones) is not available.
+pub fn minimal_cubin(sm: u32, kernels: &[&str]) -> Vec<u8> {
+    const TEXT_PER_KERNEL: u64 = 16;
+    let shstrtab = b"\0.shstrtab\0.strtab\0.symtab\0.text\0".to_vec();
+    let mut strtab = vec![0u8];
+    let mut symtab = vec![0u8; 24]; // symbol 0 is the null symbol
+    for (i, k) in kernels.iter().enumerate() {
+        let name_at = strtab.len() as u32;
+        strtab.extend_from_slice(k.as_bytes());
+        strtab.push(0);
+        symtab.extend_from_slice(&name_at.to_le_bytes());
+        symtab.push(0x12); // STB_GLOBAL, STT_FUNC
+        symtab.push(0x10); // STO_CUDA_ENTRY: a kernel
+        symtab.extend_from_slice(&4u16.to_le_bytes()); // in .text
+        symtab.extend_from_slice(&(i as u64 * TEXT_PER_KERNEL).to_le_bytes());
+        symtab.extend_from_slice(&TEXT_PER_KERNEL.to_le_bytes());
+    }
+    let text = vec![0u8; kernels.len() * TEXT_PER_KERNEL as usize];
     let mut b = vec![0u8; 64];
+    let place = |data: &[u8], b: &mut Vec<u8>| {
+        b.resize(b.len().div_ceil(8) * 8, 0);
+        let at = b.len() as u64;
+        b.extend_from_slice(data);
+        at
+    };
+    let shstr_at = place(&shstrtab, &mut b);
+    let str_at = place(&strtab, &mut b);
+    let sym_at = place(&symtab, &mut b);
+    let text_at = place(&text, &mut b);
+    b.resize(b.len().div_ceil(8) * 8, 0);
+    let shoff = b.len() as u64;
+    // (name, type, flags, offset, size, link, info, align, entsize)
+    let sections: [(u32, u32, u64, u64, u64, u32, u32, u64, u64); 5] = [
+        (0, 0, 0, 0, 0, 0, 0, 0, 0),
+        (1, 3, 0, shstr_at, shstrtab.len() as u64, 0, 0, 1, 0),
+        (11, 3, 0, str_at, strtab.len() as u64, 0, 0, 1, 0),
+        (19, 2, 0, sym_at, symtab.len() as u64, 2, 1, 8, 24),
+        (27, 1, 6, text_at, text.len() as u64, 0, 0, 128, 0),
+    ];
+    for (name, ty, flags, off, size, link, info, align, entsize) in sections {
+        b.extend_from_slice(&name.to_le_bytes());
+        b.extend_from_slice(&ty.to_le_bytes());
+        for v in [flags, 0, off, size] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(&link.to_le_bytes());
+        b.extend_from_slice(&info.to_le_bytes());
+        b.extend_from_slice(&align.to_le_bytes());
+        b.extend_from_slice(&entsize.to_le_bytes());
+    }
     b[..4].copy_from_slice(&super::detect::ELF_MAGIC);
     b[4] = 2; // ELFCLASS64
     b[5] = 1; // little-endian
     b[6] = 1; // EV_CURRENT
     b[7] = 51; // ELFOSABI_CUDA
-    b[8] = 7; // ABI version written by recent ptxas
+    b[8] = 7; // the ABI version recent ptxas writes
     b[16..18].copy_from_slice(&2u16.to_le_bytes()); // ET_EXEC, as ptxas writes
     b[18..20].copy_from_slice(&190u16.to_le_bytes());
     b[20..24].copy_from_slice(&1u32.to_le_bytes());
+    b[40..48].copy_from_slice(&shoff.to_le_bytes());
     let flags = sm | (sm << EF_CUDA_VIRTUAL_SM_SHIFT) | EF_CUDA_64BIT_ADDRESS;
     b[48..52].copy_from_slice(&flags.to_le_bytes());
     b[52..54].copy_from_slice(&64u16.to_le_bytes()); // e_ehsize
     b[54..56].copy_from_slice(&56u16.to_le_bytes()); // e_phentsize
     b[58..60].copy_from_slice(&64u16.to_le_bytes()); // e_shentsize
+    b[60..62].copy_from_slice(&5u16.to_le_bytes()); // e_shnum
+    b[62..64].copy_from_slice(&1u16.to_le_bytes()); // e_shstrndx
     b
 }
