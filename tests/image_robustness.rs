@@ -137,3 +137,15 @@ fn stress_readers_with_mutated_and_random_inputs() {
         started.elapsed()
     );
 }
+
+/// Writes the corpus (fixtures and crafted images) as fuzzing seeds into
+/// `$IMAGE_FUZZ_SEEDS` (used by `fuzz/run-all.sh`).
+#[test]
+#[ignore]
+fn write_fuzz_seeds() {
+    let dir = std::env::var("IMAGE_FUZZ_SEEDS").expect("set IMAGE_FUZZ_SEEDS to a directory");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bytes) in corpus() {
+        std::fs::write(format!("{dir}/{name}"), bytes).unwrap();
+    }
+}
