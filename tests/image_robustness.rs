@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use common::{corpus, mutate, Rng};
 use offload::image::{
-    decode_msgpack, detect_format, embedded_offload_binaries, host_symbols, identify, offload_entries,
-    parse_amdgpu_code_object, parse_cubin, parse_fatbin, parse_offload_binaries, parse_ptx, select_for, DeviceTarget,
+    decode_msgpack, detect_format, embedded_offload_binaries, host_symbols, identify,
+    offload_entries, parse_amdgpu_code_object, parse_cubin, parse_fatbin, parse_offload_binaries,
+    parse_ptx, select_for, DeviceTarget,
 };
 
 /// The readers, each called on the input: they may fail, never panic.
@@ -30,7 +31,12 @@ const READERS: &[(&str, Reader)] = &[
     ("select_for", |b| {
         for d in devices() {
             if let Ok(s) = select_for(b, &d) {
-                assert!(s.range.end <= b.len() && s.range.start <= s.range.end, "range {:?} of {}", s.range, b.len());
+                assert!(
+                    s.range.end <= b.len() && s.range.start <= s.range.end,
+                    "range {:?} of {}",
+                    s.range,
+                    b.len()
+                );
             }
         }
     }),
@@ -56,7 +62,10 @@ fn check_all(origin: &str, input: &[u8]) {
         if catch_unwind(AssertUnwindSafe(|| reader(input))).is_err() {
             let path = std::env::temp_dir().join(format!("image-crash-{name}-{origin}.bin"));
             std::fs::write(&path, input).unwrap();
-            panic!("reader {name} panicked on an input derived from {origin}; saved to {}", path.display());
+            panic!(
+                "reader {name} panicked on an input derived from {origin}; saved to {}",
+                path.display()
+            );
         }
     }
 }
@@ -97,7 +106,14 @@ fn every_fixture_with_random_byte_flips() {
 fn random_bytes_and_magic_prefixes() {
     quiet_panics();
     let mut rng = Rng(42);
-    let magics: [&[u8]; 6] = [b"\x7fELF\x02\x01\x01", b"\x7fELF\x01\x02\x01", &[0x10, 0xff, 0x10, 0xad], &[0x50, 0xed, 0x55, 0xba], b".version 7.0\n.target sm_80\n", b""];
+    let magics: [&[u8]; 6] = [
+        b"\x7fELF\x02\x01\x01",
+        b"\x7fELF\x01\x02\x01",
+        &[0x10, 0xff, 0x10, 0xad],
+        &[0x50, 0xed, 0x55, 0xba],
+        b".version 7.0\n.target sm_80\n",
+        b"",
+    ];
     for i in 0..3000 {
         let mut b = magics[i % magics.len()].to_vec();
         let n = rng.below(512);
@@ -113,8 +129,14 @@ fn random_bytes_and_magic_prefixes() {
 #[ignore]
 fn stress_readers_with_mutated_and_random_inputs() {
     quiet_panics();
-    let total: usize = std::env::var("IMAGE_FUZZ_INPUTS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
-    let seed: u64 = std::env::var("IMAGE_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed);
+    let total: usize = std::env::var("IMAGE_FUZZ_INPUTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let seed: u64 = std::env::var("IMAGE_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5eed);
     let corpus = corpus();
     let mut rng = Rng(seed | 1);
     let started = Instant::now();

@@ -80,15 +80,16 @@ pub fn minimal_cubin(sm: u32, kernels: &[&str]) -> Vec<u8> {
     let text_at = place(&text, &mut b);
     b.resize(b.len().div_ceil(8) * 8, 0);
     let shoff = b.len() as u64;
-    // (name, type, flags, offset, size, link, info, align, entsize)
-    let sections: [(u32, u32, u64, u64, u64, u32, u32, u64, u64); 5] = [
-        (0, 0, 0, 0, 0, 0, 0, 0, 0),
-        (1, 3, 0, shstr_at, shstrtab.len() as u64, 0, 0, 1, 0),
-        (11, 3, 0, str_at, strtab.len() as u64, 0, 0, 1, 0),
-        (19, 2, 0, sym_at, symtab.len() as u64, 2, 1, 8, 24),
-        (27, 1, 6, text_at, text.len() as u64, 0, 0, 128, 0),
+    // Section headers: [name, type, link, info] as u32 and [flags, offset, size, align,
+    // entsize] as u64; sh_addr stays 0.
+    let sections: [([u32; 4], [u64; 5]); 5] = [
+        ([0; 4], [0; 5]),
+        ([1, 3, 0, 0], [0, shstr_at, shstrtab.len() as u64, 1, 0]),
+        ([11, 3, 0, 0], [0, str_at, strtab.len() as u64, 1, 0]),
+        ([19, 2, 2, 1], [0, sym_at, symtab.len() as u64, 8, 24]),
+        ([27, 1, 0, 0], [6, text_at, text.len() as u64, 128, 0]),
     ];
-    for (name, ty, flags, off, size, link, info, align, entsize) in sections {
+    for ([name, ty, link, info], [flags, off, size, align, entsize]) in sections {
         b.extend_from_slice(&name.to_le_bytes());
         b.extend_from_slice(&ty.to_le_bytes());
         for v in [flags, 0, off, size] {

@@ -37,7 +37,7 @@ pub use host_elf::{host_symbols, HostSymbol, HostSymbolKind};
 pub use msgpack::{decode_document as decode_msgpack, MsgValue};
 pub use offload_binary::{
     parse_offload_binaries, write_offload_binary_v2, OffloadBinaryEntry, OffloadImageKind,
-    OffloadKind,
+    OffloadImageSpec, OffloadKind,
 };
 pub use omp_entries::{offload_entries, OffloadEntry, OffloadEntryKind, OMP_ENTRIES_SECTION};
 

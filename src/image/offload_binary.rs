@@ -259,11 +259,19 @@ fn parse_one(bytes: &[u8], base: u64, out: &mut Vec<OffloadBinaryEntry>) -> Resu
     Ok(size)
 }
 
-/// Writes a version-2 OffloadBinary holding `images` (kind, offload kind, strings, bytes).
-/// Used by tests to build multi-entry containers that clang 19 cannot produce.
-pub fn write_offload_binary_v2(
-    images: &[(OffloadImageKind, u16, &[(&str, &str)], &[u8])],
-) -> Vec<u8> {
+/// One image to write with [`write_offload_binary_v2`].
+#[derive(Clone, Copy, Debug)]
+pub struct OffloadImageSpec<'a> {
+    pub kind: OffloadImageKind,
+    /// An `OffloadKind` bit, e.g. [`OffloadKind::OPENMP`].
+    pub offload_kind: u16,
+    pub strings: &'a [(&'a str, &'a str)],
+    pub image: &'a [u8],
+}
+
+/// Writes a version-2 OffloadBinary holding `images`. Used by tests and fuzz seeds to build
+/// multi-entry containers, which clang 19 does not produce.
+pub fn write_offload_binary_v2(images: &[OffloadImageSpec<'_>]) -> Vec<u8> {
     let raw_kind = |k: OffloadImageKind| match k {
         OffloadImageKind::None => 0,
         OffloadImageKind::Object => 1,
@@ -274,14 +282,14 @@ pub fn write_offload_binary_v2(
         OffloadImageKind::SpirV => 6,
         OffloadImageKind::Other(v) => v,
     };
-    let n_strings: usize = images.iter().map(|i| i.2.len()).sum();
+    let n_strings: usize = images.iter().map(|i| i.strings.len()).sum();
     let entries_at = 32u64;
     let strings_at = entries_at + ENTRY_SIZE * images.len() as u64;
     let mut text_at = strings_at + 24 * n_strings as u64;
     let mut text = Vec::new();
     let mut table = Vec::new();
-    for (_, _, strs, _) in images {
-        for (k, v) in strs.iter() {
+    for spec in images {
+        for (k, v) in spec.strings {
             let k_at = text_at + text.len() as u64;
             text.extend_from_slice(k.as_bytes());
             text.push(0);
@@ -295,8 +303,14 @@ pub fn write_offload_binary_v2(
     let mut image_at = align_up(text_at, 8).unwrap_or(text_at);
     let mut entries = Vec::new();
     let mut string_cursor = strings_at;
-    for (kind, offload, strs, image) in images {
-        entries.extend_from_slice(&raw_kind(*kind).to_le_bytes());
+    for &OffloadImageSpec {
+        kind,
+        offload_kind: offload,
+        strings: strs,
+        image,
+    } in images
+    {
+        entries.extend_from_slice(&raw_kind(kind).to_le_bytes());
         entries.extend_from_slice(&offload.to_le_bytes());
         entries.extend_from_slice(&0u32.to_le_bytes());
         for v in [
@@ -325,8 +339,8 @@ pub fn write_offload_binary_v2(
     }
     out.extend_from_slice(&text);
     out.resize(align_up(out.len() as u64, 8).unwrap_or(0) as usize, 0);
-    for (_, _, _, image) in images {
-        out.extend_from_slice(image);
+    for spec in images {
+        out.extend_from_slice(spec.image);
     }
     out.resize(size as usize, 0);
     out
@@ -339,18 +353,18 @@ mod tests {
     #[test]
     fn v2_round_trip() {
         let bin = write_offload_binary_v2(&[
-            (
-                OffloadImageKind::Ptx,
-                OffloadKind::CUDA,
-                &[("triple", "nvptx64-nvidia-cuda"), ("arch", "sm_80")],
-                b"abc",
-            ),
-            (
-                OffloadImageKind::Object,
-                OffloadKind::OPENMP,
-                &[("triple", "x86_64")],
-                b"hello",
-            ),
+            OffloadImageSpec {
+                kind: OffloadImageKind::Ptx,
+                offload_kind: OffloadKind::CUDA,
+                strings: &[("triple", "nvptx64-nvidia-cuda"), ("arch", "sm_80")],
+                image: b"abc",
+            },
+            OffloadImageSpec {
+                kind: OffloadImageKind::Object,
+                offload_kind: OffloadKind::OPENMP,
+                strings: &[("triple", "x86_64")],
+                image: b"hello",
+            },
         ]);
         let entries = parse_offload_binaries(&bin).unwrap();
         assert_eq!(entries.len(), 2);
@@ -362,7 +376,12 @@ mod tests {
 
     #[test]
     fn huge_counts_are_rejected_without_allocating() {
-        let mut bin = write_offload_binary_v2(&[(OffloadImageKind::Ptx, 2, &[], b"x")]);
+        let mut bin = write_offload_binary_v2(&[OffloadImageSpec {
+            kind: OffloadImageKind::Ptx,
+            offload_kind: OffloadKind::CUDA,
+            strings: &[],
+            image: b"x",
+        }]);
         bin[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(parse_offload_binaries(&bin).is_err());
     }

@@ -196,8 +196,8 @@ impl Fields<'_, '_> {
             return None;
         }
         let address = self.section_addr.checked_add(at)?;
-        let dynamic = self.elf.dynrelas.iter().chain(self.elf.dynrels.iter());
-        for r in dynamic.filter(|r| r.r_offset == address) {
+        let mut dynamic = self.elf.dynrelas.iter().chain(self.elf.dynrels.iter());
+        if let Some(r) = dynamic.find(|r| r.r_offset == address) {
             let addend = r.r_addend.unwrap_or(stored as i64) as u64;
             if r.r_sym == 0 {
                 return Some(Resolved {

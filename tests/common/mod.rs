@@ -3,7 +3,7 @@
 
 use offload::image::{
     minimal_cubin, write_fatbin, write_offload_binary_v2, FatbinEntryKind, OffloadImageKind,
-    OffloadKind,
+    OffloadImageSpec, OffloadKind,
 };
 
 pub fn fixture(name: &str) -> Vec<u8> {
@@ -64,24 +64,24 @@ pub fn crafted_offload_binary_v2() -> Vec<u8> {
     let ptx = fixture("cuda_sm_80.ptx");
     let cubin = minimal_cubin(90, &["k"]);
     write_offload_binary_v2(&[
-        (
-            OffloadImageKind::Object,
-            OffloadKind::HIP,
-            &[("triple", "amdgcn-amd-amdhsa"), ("arch", "gfx1030")],
-            &gfx1030,
-        ),
-        (
-            OffloadImageKind::Cubin,
-            OffloadKind::CUDA,
-            &[("triple", "nvptx64-nvidia-cuda"), ("arch", "sm_90")],
-            &cubin,
-        ),
-        (
-            OffloadImageKind::Ptx,
-            OffloadKind::CUDA,
-            &[("triple", "nvptx64-nvidia-cuda"), ("arch", "sm_80")],
-            &ptx,
-        ),
+        OffloadImageSpec {
+            kind: OffloadImageKind::Object,
+            offload_kind: OffloadKind::HIP,
+            strings: &[("triple", "amdgcn-amd-amdhsa"), ("arch", "gfx1030")],
+            image: &gfx1030,
+        },
+        OffloadImageSpec {
+            kind: OffloadImageKind::Cubin,
+            offload_kind: OffloadKind::CUDA,
+            strings: &[("triple", "nvptx64-nvidia-cuda"), ("arch", "sm_90")],
+            image: &cubin,
+        },
+        OffloadImageSpec {
+            kind: OffloadImageKind::Ptx,
+            offload_kind: OffloadKind::CUDA,
+            strings: &[("triple", "nvptx64-nvidia-cuda"), ("arch", "sm_80")],
+            image: &ptx,
+        },
     ])
 }
 
