@@ -4,6 +4,8 @@
 //! with limits that untrusted input cannot exceed: nesting depth, and element counts that
 //! must each be backed by at least one remaining input byte.
 
+use std::collections::HashSet;
+
 use rmp::decode::{read_marker, Bytes, RmpRead};
 use rmp::Marker;
 
@@ -211,9 +213,13 @@ fn array(rd: &mut Bytes<'_>, count: u32, depth: u32) -> Result<MsgValue, String>
 fn map(rd: &mut Bytes<'_>, count: u32, depth: u32) -> Result<MsgValue, String> {
     let count = check_count(rd, count, 2)?;
     let mut entries: Vec<(MsgValue, MsgValue)> = Vec::with_capacity(count);
+    // Duplicates are found by their encoded bytes, in constant time per key.
+    let mut seen = HashSet::with_capacity(count);
     for _ in 0..count {
+        let before = rd.remaining_slice();
         let key = read_value(rd, depth + 1)?;
-        if entries.iter().any(|(k, _)| *k == key) {
+        let encoded = &before[..before.len() - rd.remaining_slice().len()];
+        if !seen.insert(encoded) {
             return Err(format!("duplicate MessagePack map key {key:?}"));
         }
         let value = read_value(rd, depth + 1)?;

@@ -6,7 +6,9 @@
 //! object by section relocations; both are applied here so that names resolve without
 //! loading the file. The libomptarget layer registers these entries later.
 
-use goblin::elf::{Elf, Sym};
+use std::collections::HashMap;
+
+use goblin::elf::{Elf, Reloc, Sym};
 
 use super::bytes::{cstr_at, u32_at, u64_at, Endian};
 use super::elf::{
@@ -90,14 +92,18 @@ pub(crate) fn entries_of(
             data.len()
         )));
     }
-    let ctx = Fields {
+    let mut ctx = Fields {
         bytes,
         elf,
         header,
         section: index,
         section_addr: sh.sh_addr,
         ptr,
+        relocations: HashMap::new(),
+        entry_symbols: HashMap::new(),
     };
+    ctx.index_relocations(sh.sh_size);
+    ctx.index_entry_symbols();
     let count = data.len() as u64 / entry_size;
     let mut out = Vec::with_capacity(count as usize);
     for i in 0..count {
@@ -144,6 +150,8 @@ pub(crate) fn entries_of(
     Ok(out)
 }
 
+/// The entry section, with its relocations and entry symbols indexed by section offset,
+/// so that resolving n entries costs O(n), not O(n x relocations).
 struct Fields<'a, 'e> {
     bytes: &'a [u8],
     elf: &'e Elf<'a>,
@@ -151,6 +159,8 @@ struct Fields<'a, 'e> {
     section: usize,
     section_addr: u64,
     ptr: u64,
+    relocations: HashMap<u64, Reloc>,
+    entry_symbols: HashMap<u64, String>,
 }
 
 impl Fields<'_, '_> {
@@ -166,54 +176,92 @@ impl Fields<'_, '_> {
         self.header.file_type == super::elf::ElfFileType::Relocatable
     }
 
-    /// The value of the pointer at `at` in the section, with its relocation applied.
-    fn resolve(&self, data: &[u8], at: u64) -> Option<Resolved> {
-        let stored = self.read_word(data, at)?;
+    /// Relocations that patch the entry section: from its `.rela` section in a relocatable
+    /// object, from the dynamic relocations otherwise. The first one per offset wins.
+    fn index_relocations(&mut self, section_size: u64) {
+        let elf = self.elf;
         if self.relocatable() {
-            for (rel_index, relocs) in &self.elf.shdr_relocs {
-                let applies = self
-                    .elf
+            for (rel_index, relocs) in &elf.shdr_relocs {
+                let applies = elf
                     .section_headers
                     .get(*rel_index)
                     .is_some_and(|rsh| rsh.sh_info as usize == self.section);
-                if !applies {
-                    continue;
-                }
-                if let Some(r) = relocs.iter().find(|r| r.r_offset == at) {
-                    let sym = self.elf.syms.get(r.r_sym)?;
-                    let offset = sym
-                        .st_value
-                        .wrapping_add(r.r_addend.unwrap_or(stored as i64) as u64);
-                    return Some(Resolved {
-                        target: Target::InSection {
-                            section: sym.st_shndx,
-                            offset,
-                        },
-                        symbol: self.symbol_name(&sym, false),
-                    });
+                if applies {
+                    for r in relocs.iter() {
+                        self.relocations.entry(r.r_offset).or_insert(r);
+                    }
                 }
             }
-            return None;
+        } else {
+            for r in elf.dynrelas.iter().chain(elf.dynrels.iter()) {
+                let at = r.r_offset.wrapping_sub(self.section_addr);
+                if r.r_offset >= self.section_addr && at < section_size {
+                    self.relocations.entry(at).or_insert(r);
+                }
+            }
         }
-        let address = self.section_addr.checked_add(at)?;
-        let mut dynamic = self.elf.dynrelas.iter().chain(self.elf.dynrels.iter());
-        if let Some(r) = dynamic.find(|r| r.r_offset == address) {
-            let addend = r.r_addend.unwrap_or(stored as i64) as u64;
-            if r.r_sym == 0 {
-                return Some(Resolved {
-                    target: Target::Address(addend),
-                    symbol: None,
-                });
+    }
+
+    /// `.offloading.entry.<name>` symbols by their offset in the entry section.
+    fn index_entry_symbols(&mut self) {
+        let elf = self.elf;
+        let tables = [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)];
+        for (syms, strings) in tables {
+            for s in syms.iter() {
+                let Some(name) = strings
+                    .get_at(s.st_name)
+                    .and_then(|n| n.strip_prefix(ENTRY_SYMBOL_PREFIX))
+                else {
+                    continue;
+                };
+                let at = if self.relocatable() {
+                    if s.st_shndx != self.section {
+                        continue;
+                    }
+                    s.st_value
+                } else {
+                    s.st_value.wrapping_sub(self.section_addr)
+                };
+                self.entry_symbols
+                    .entry(at)
+                    .or_insert_with(|| name.to_owned());
             }
-            let sym = self.elf.dynsyms.get(r.r_sym)?;
+        }
+    }
+
+    /// The value of the pointer at `at` in the section, with its relocation applied.
+    fn resolve(&self, data: &[u8], at: u64) -> Option<Resolved> {
+        let stored = self.read_word(data, at)?;
+        let Some(r) = self.relocations.get(&at) else {
+            // Unrelocated: meaningful as an address only in a linked object.
+            return (!self.relocatable()).then_some(Resolved {
+                target: Target::Address(stored),
+                symbol: None,
+            });
+        };
+        // REL (no addend field) keeps the addend in the patched word.
+        let addend = r.r_addend.unwrap_or(stored as i64) as u64;
+        if self.relocatable() {
+            let sym = self.elf.syms.get(r.r_sym)?;
             return Some(Resolved {
-                target: Target::Address(sym.st_value.wrapping_add(addend)),
-                symbol: self.symbol_name(&sym, true),
+                target: Target::InSection {
+                    section: sym.st_shndx,
+                    offset: sym.st_value.wrapping_add(addend),
+                },
+                symbol: self.symbol_name(&sym, false),
             });
         }
+        if r.r_sym == 0 {
+            // R_*_RELATIVE: load base + addend.
+            return Some(Resolved {
+                target: Target::Address(addend),
+                symbol: None,
+            });
+        }
+        let sym = self.elf.dynsyms.get(r.r_sym)?;
         Some(Resolved {
-            target: Target::Address(stored),
-            symbol: None,
+            target: Target::Address(sym.st_value.wrapping_add(addend)),
+            symbol: self.symbol_name(&sym, true),
         })
     }
 
@@ -248,24 +296,6 @@ impl Fields<'_, '_> {
 
     /// Falls back on the `.offloading.entry.<name>` symbol that marks the entry at `at`.
     fn name_from_entry_symbol(&self, at: u64) -> Option<String> {
-        let want = if self.relocatable() {
-            at
-        } else {
-            self.section_addr.checked_add(at)?
-        };
-        let tables = [
-            (&self.elf.syms, &self.elf.strtab),
-            (&self.elf.dynsyms, &self.elf.dynstrtab),
-        ];
-        tables.into_iter().find_map(|(syms, strings)| {
-            syms.iter().find_map(|s| {
-                let here =
-                    s.st_value == want && (!self.relocatable() || s.st_shndx == self.section);
-                let name = strings.get_at(s.st_name)?;
-                here.then(|| name.strip_prefix(ENTRY_SYMBOL_PREFIX))
-                    .flatten()
-                    .map(str::to_owned)
-            })
-        })
+        self.entry_symbols.get(&at).cloned()
     }
 }
