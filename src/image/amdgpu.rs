@@ -235,3 +235,77 @@ fn arg_of(a: &MsgValue) -> Result<AmdgpuKernelArg> {
         address_space: opt_str(a, ".address_space")?.map(|s| AddressSpace::parse(&s)),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel_doc(with_symbol: bool) -> Vec<u8> {
+        use rmp::encode::{write_array_len, write_map_len, write_str, write_uint};
+        let mut b = Vec::new();
+        write_map_len(&mut b, 1).unwrap();
+        write_str(&mut b, "amdhsa.kernels").unwrap();
+        write_array_len(&mut b, 1).unwrap();
+        let numbers = [
+            ".kernarg_segment_size",
+            ".kernarg_segment_align",
+            ".group_segment_fixed_size",
+            ".private_segment_fixed_size",
+            ".sgpr_count",
+            ".vgpr_count",
+            ".wavefront_size",
+            ".max_flat_workgroup_size",
+        ];
+        write_map_len(&mut b, numbers.len() as u32 + 2 + u32::from(with_symbol)).unwrap();
+        write_str(&mut b, ".name").unwrap();
+        write_str(&mut b, "k").unwrap();
+        if with_symbol {
+            write_str(&mut b, ".symbol").unwrap();
+            write_str(&mut b, "k.kd").unwrap();
+        }
+        for n in numbers {
+            write_str(&mut b, n).unwrap();
+            write_uint(&mut b, 64).unwrap();
+        }
+        write_str(&mut b, ".args").unwrap();
+        write_array_len(&mut b, 1).unwrap();
+        write_map_len(&mut b, 3).unwrap();
+        for (k, v) in [(".offset", 0u64), (".size", 8)] {
+            write_str(&mut b, k).unwrap();
+            write_uint(&mut b, v).unwrap();
+        }
+        write_str(&mut b, ".value_kind").unwrap();
+        write_str(&mut b, "hidden_hostcall_buffer").unwrap();
+        b
+    }
+
+    #[test]
+    fn metadata_to_kernels() {
+        let doc = decode_document(&kernel_doc(true)).unwrap();
+        let k = kernels_of(&doc).unwrap();
+        assert_eq!(
+            (
+                k[0].name.as_str(),
+                k[0].symbol.as_str(),
+                k[0].wavefront_size
+            ),
+            ("k", "k.kd", 64)
+        );
+        assert_eq!(
+            k[0].args[0].value_kind,
+            ArgValueKind::Hidden("hostcall_buffer".into())
+        );
+        assert_eq!(k[0].explicit_args().count(), 0);
+    }
+
+    #[test]
+    fn missing_required_key_names_kernel_and_key() {
+        let doc = decode_document(&kernel_doc(false)).unwrap();
+        let e = kernels_of(&doc).unwrap_err();
+        assert!(
+            e.details.contains("kernel 0") && e.details.contains(".symbol"),
+            "{}",
+            e.details
+        );
+    }
+}

@@ -267,4 +267,20 @@ mod tests {
         // Deep nesting.
         assert!(decode_document(&[0x91; 100]).is_err());
     }
+
+    #[test]
+    fn large_maps_decode_in_linear_time() {
+        let mut b = Vec::new();
+        rmp::encode::write_map_len(&mut b, 60_000).unwrap();
+        for i in 0..60_000u32 {
+            rmp::encode::write_uint(&mut b, u64::from(i)).unwrap();
+            rmp::encode::write_nil(&mut b).unwrap();
+        }
+        let t = std::time::Instant::now();
+        assert_eq!(
+            decode_document(&b).unwrap().as_map().map(<[_]>::len),
+            Some(60_000)
+        );
+        assert!(t.elapsed().as_secs() < 5);
+    }
 }
