@@ -4,6 +4,7 @@
 //! [`runtime`] is the safe, backend-neutral core, also usable from Rust.
 
 pub mod capi;
+pub mod image;
 pub mod memory;
 pub mod plugin;
 pub mod plugins;
