@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the library and bench-c/, runs the benchmarks and prints a table of medians
-# (31 batches each). The memory pool and validation are switched with their
-# environment variables, so each comparison runs the same program twice.
+# (31 batches each), then bench_kernels' table (kernel launches, queues, events). The
+# memory pool and validation are switched with their environment variables, so each
+# comparison runs the same program twice.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_build_tools
 if [ ! -f "$PREFIX/lib/cmake/LLVMOffload/LLVMOffloadConfig.cmake" ] || [ "${REBUILD:-0}" = 1 ]; then
@@ -12,13 +13,14 @@ bench="$BUILD/bench-c/bench_offload"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-log "running (a few seconds)"
+log "running (a few seconds); load average: $(cat /proc/loadavg)"
 env -u OFFLOAD_MEMORY_POOL_THRESHOLD -u LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD \
   "$bench" alloc >"$out/pool_on"
 OFFLOAD_MEMORY_POOL_THRESHOLD=0 "$bench" alloc >"$out/pool_off"
 env -u OFFLOAD_DISABLE_VALIDATION "$bench" info >"$out/validated"
 OFFLOAD_DISABLE_VALIDATION=1 "$bench" info >"$out/unvalidated"
 "$bench" memcpy >"$out/memcpy"
+"$BUILD/bench-c/bench_kernels" >"$out/kernels"
 
 value() { awk -v k="$2" '$1 == "RESULT" && $2 == k { print $3 }' "$out/$1"; }
 
@@ -51,3 +53,5 @@ for dir in host_to_device device_to_host; do
 done
 echo
 echo "(% of memcpy: memcpy's time / olMemCpy's time, so 100% means as fast as memcpy)"
+echo
+sed -n '/^kernels on the host device/,$p' "$out/kernels"

@@ -25,6 +25,8 @@ log "examples against the installed package"
 build_against_install "$ROOT/examples-c" "$BUILD/examples-c"
 "$BUILD/examples-c/list_devices" >/dev/null
 "$BUILD/examples-c/memory" >/dev/null
+"$BUILD/examples-c/saxpy" >/dev/null
+"$BUILD/examples-c/matmul" "$BUILD/examples-c/matmul_kernels.so" 256 >/dev/null
 log "benchmarks build (not run; scripts/run-benchmarks.sh runs them)"
 build_against_install "$ROOT/bench-c" "$BUILD/bench-c"
 log "all checks passed"
