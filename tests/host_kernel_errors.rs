@@ -28,10 +28,9 @@ fn wrong_images_are_refused_with_reasons() {
 
     let short = refusal(&good[..12]);
     assert!(
-        short.contains("12 bytes, too short for an ELF header"),
+        short.contains("12 bytes") && short.contains("truncated"),
         "{short}"
     );
-    assert!(short.contains("host CPU"), "{short}");
 
     let object = build_with(
         compiler(),
@@ -40,7 +39,7 @@ fn wrong_images_are_refused_with_reasons() {
     .unwrap();
     let rel = refusal(&object);
     assert!(
-        rel.contains("relocatable object") && rel.contains("-shared -fPIC"),
+        rel.contains("relocatable object") && rel.contains("-shared"),
         "{rel}"
     );
 
@@ -94,7 +93,7 @@ fn wrong_images_are_refused_with_reasons() {
     });
     let arm = refusal(&foreign);
     assert!(
-        arm.contains(&format!("shared object for {}", foreign_target.1)),
+        arm.contains(&format!("{} shared object", foreign_target.1)),
         "{arm}"
     );
     assert!(arm.contains(std::env::consts::ARCH), "{arm}");

@@ -207,6 +207,17 @@ impl Runtime {
             }
         }
         check_grid(device, &config)?;
+        if config.cooperative {
+            // Refused now, not when the launch reaches the front of its queue.
+            let most = kernel.max_cooperative_groups(&config)?;
+            if config.total_groups() > most as u64 {
+                return Err(Error::invalid_argument(format!(
+                    "a cooperative launch of {} work-groups cannot run: at most {most} can be resident at once on {}",
+                    config.total_groups(),
+                    device.describe()
+                )));
+            }
+        }
         match queue {
             None => kernel.launch(&config, &args),
             Some(q) => {

@@ -14,7 +14,7 @@ mod memfd_loader;
 mod memory;
 mod program;
 
-pub use elf_image::check_host_elf;
+pub use elf_image::select_host_image;
 pub use facts::HostFacts;
 pub use kernel::{HostKernel, PREFERRED_GROUP_SIZE};
 pub use program::HostProgram;
@@ -95,12 +95,12 @@ impl plugin::Device for HostDevice {
     }
 
     fn check_image(&self, image: &[u8]) -> Result<()> {
-        check_host_elf(image)
+        select_host_image(image).map(|_| ())
     }
 
     fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
-        check_host_elf(image)?;
-        let program = HostProgram::load(image, self.facts.local_memory as usize)?;
+        let range = select_host_image(image)?;
+        let program = HostProgram::load(&image[range], self.facts.local_memory as usize)?;
         Ok(Arc::new(program))
     }
 }

@@ -31,7 +31,7 @@ pub struct HostProgram {
 }
 
 impl HostProgram {
-    /// Loads `image` (already accepted by `check_host_elf`). `local_memory` bounds the
+    /// Loads `image` (already accepted by `select_host_image`). `local_memory` bounds the
     /// dynamic shared memory of its kernels' launches.
     pub fn load(image: &[u8], local_memory: usize) -> Result<HostProgram> {
         let exported = dynamic_symbols(image)?;
