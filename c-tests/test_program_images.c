@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
   CHECK_OK(olCreateProgram(device, good, size, &program));
   CHECK_OK(olDestroyProgram(program));
   /* The first 40 bytes: shorter than an ELF header. */
-  refused(device, good, 40, "too short", "truncated image");
+  refused(device, good, 40, "truncated", "truncated image");
   /* A whole program, cut in the middle: the header is fine, the rest is missing. */
   program = NULL;
   ol_result_t r = olCreateProgram(device, good, size / 2, &program);
@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
   free(good);
 
   unsigned char *text = read_file(argv[2], &size);
-  refused(device, text, size, "not an ELF file", "C source text");
+  refused(device, text, size, "unrecognised image", "C source text");
   free(text);
 
   unsigned char *object = read_file(argv[3], &size);
