@@ -25,6 +25,27 @@ fn launch_args(groups: u32, size: u32) -> ol_kernel_launch_size_args_t {
     }
 }
 
+/// A synchronous launch with no properties.
+fn launch_now(
+    device: ol_device_handle_t,
+    kernel: ol_symbol_handle_t,
+    grid: &ol_kernel_launch_size_args_t,
+    count: usize,
+    values: *mut *mut c_void,
+    sizes: *const usize,
+) -> ol_result_t {
+    olLaunchKernel(
+        null_mut(),
+        device,
+        kernel,
+        grid,
+        null(),
+        count,
+        values,
+        sizes,
+    )
+}
+
 #[test]
 fn kernels_through_the_c_api() {
     ok(olInit(null()));
@@ -94,12 +115,10 @@ fn kernels_through_the_c_api() {
     ];
     let sizes = [4usize, 8, 8, 8];
     let grid = launch_args((n / 256) as u32, 256);
-    ok(olLaunchKernel(
-        null_mut(),
+    ok(launch_now(
         device,
         kernel,
         &grid,
-        null(),
         4,
         values.as_mut_ptr(),
         sizes.as_ptr(),
@@ -213,12 +232,10 @@ fn kernels_through_the_c_api() {
         OL_ERRC_INVALID_ENUMERATION,
     );
     fails(
-        olLaunchKernel(
-            null_mut(),
+        launch_now(
             device,
             counter,
             &grid,
-            null(),
             4,
             values.as_mut_ptr(),
             sizes.as_ptr(),
@@ -232,12 +249,10 @@ fn kernels_through_the_c_api() {
         &mut kernel,
     ));
     fails(
-        olLaunchKernel(
-            null_mut(),
+        launch_now(
             device,
             kernel,
             &grid,
-            null(),
             3,
             values.as_mut_ptr(),
             sizes.as_ptr(),
@@ -245,29 +260,11 @@ fn kernels_through_the_c_api() {
         OL_ERRC_INVALID_ARGUMENT,
     );
     fails(
-        olLaunchKernel(
-            null_mut(),
-            device,
-            kernel,
-            &grid,
-            null(),
-            4,
-            null_mut(),
-            null(),
-        ),
+        launch_now(device, kernel, &grid, 4, null_mut(), null()),
         OL_ERRC_INVALID_ARGUMENT,
     );
     fails(
-        olLaunchKernel(
-            null_mut(),
-            device,
-            kernel,
-            &grid,
-            null(),
-            4,
-            values.as_mut_ptr(),
-            null(),
-        ),
+        launch_now(device, kernel, &grid, 4, values.as_mut_ptr(), null()),
         OL_ERRC_INVALID_ARGUMENT,
     );
     fails(
@@ -312,12 +309,10 @@ fn kernels_through_the_c_api() {
     let mut zero_dims = grid;
     zero_dims.Dimensions = 0;
     fails(
-        olLaunchKernel(
-            null_mut(),
+        launch_now(
             device,
             kernel,
             &zero_dims,
-            null(),
             4,
             values.as_mut_ptr(),
             sizes.as_ptr(),
@@ -392,12 +387,10 @@ fn kernels_through_the_c_api() {
         OL_ERRC_INVALID_ARGUMENT,
     );
     fails(
-        olLaunchKernel(
-            null_mut(),
+        launch_now(
             device,
             kernel,
             &grid,
-            null(),
             4,
             values.as_mut_ptr(),
             sizes.as_ptr(),

@@ -101,14 +101,16 @@ fn get_info(
     out: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
+    let handle = device as *const c_void;
+    info::get(
         "olGetDeviceInfo",
+        "Device",
+        handle,
+        key,
+        size,
+        out,
         loc,
-        || format!("Device={device:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
-        || {
-            let (value, key) = device_info(device, key)?;
-            info::write_value(value, key, size, out)
-        },
+        || device_info(device, key),
     )
 }
 
@@ -139,10 +141,14 @@ fn get_info_size(
     out: *mut usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
+    let handle = device as *const c_void;
+    info::get_size(
         "olGetDeviceInfoSize",
+        "Device",
+        handle,
+        key,
+        out,
         loc,
-        || format!("Device={device:p}, PropName={key}, PropSizeRet={out:p}"),
-        || info::write_size(device_info(device, key)?.0, out),
+        || device_info(device, key),
     )
 }

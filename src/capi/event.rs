@@ -153,14 +153,16 @@ fn get_info(
     out: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
+    let handle = event as *const c_void;
+    info::get(
         "olGetEventInfo",
+        "Event",
+        handle,
+        key,
+        size,
+        out,
         loc,
-        || format!("Event={event:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
-        || {
-            let (value, key) = event_info(event, key)?;
-            info::write_value(value, key, size, out)
-        },
+        || event_info(event, key),
     )
 }
 
@@ -191,12 +193,10 @@ fn get_info_size(
     out: *mut usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
-        "olGetEventInfoSize",
-        loc,
-        || format!("Event={event:p}, PropName={key}, PropSizeRet={out:p}"),
-        || info::write_size(event_info(event, key)?.0, out),
-    )
+    let handle = event as *const c_void;
+    info::get_size("olGetEventInfoSize", "Event", handle, key, out, loc, || {
+        event_info(event, key)
+    })
 }
 
 /// Writes the milliseconds between the completion of `StartEvent` and of `EndEvent`

@@ -31,3 +31,48 @@ pub fn write_size(value: InfoValue, out: *mut usize) -> Result<()> {
     *args::out_ptr(out, "PropSizeRet")? = value.size();
     Ok(())
 }
+
+/// The body of every `olGetXInfo`: looks the value up, then writes it.
+#[allow(clippy::too_many_arguments)]
+pub fn get<K: std::fmt::Debug>(
+    function: &str,
+    handle_name: &str,
+    handle: *const c_void,
+    key: u32,
+    prop_size: usize,
+    out: *mut c_void,
+    loc: *const crate::capi::types::ol_code_location_t,
+    lookup: impl FnOnce() -> Result<(InfoValue, K)>,
+) -> crate::capi::types::ol_result_t {
+    crate::capi::entry::call(
+        function,
+        loc,
+        || {
+            format!(
+                "{handle_name}={handle:p}, PropName={key}, PropSize={prop_size}, PropValue={out:p}"
+            )
+        },
+        || {
+            let (value, key) = lookup()?;
+            write_value(value, key, prop_size, out)
+        },
+    )
+}
+
+/// The body of every `olGetXInfoSize`.
+pub fn get_size<K>(
+    function: &str,
+    handle_name: &str,
+    handle: *const c_void,
+    key: u32,
+    out: *mut usize,
+    loc: *const crate::capi::types::ol_code_location_t,
+    lookup: impl FnOnce() -> Result<(InfoValue, K)>,
+) -> crate::capi::types::ol_result_t {
+    crate::capi::entry::call(
+        function,
+        loc,
+        || format!("{handle_name}={handle:p}, PropName={key}, PropSizeRet={out:p}"),
+        || write_size(lookup()?.0, out),
+    )
+}

@@ -266,15 +266,9 @@ fn get_mem_info(
     out: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
-        "olGetMemInfo",
-        loc,
-        || format!("Ptr={ptr:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
-        || {
-            let (value, key) = mem_info(ptr, key)?;
-            info::write_value(value, key, size, out)
-        },
-    )
+    info::get("olGetMemInfo", "Ptr", ptr, key, size, out, loc, || {
+        mem_info(ptr, key)
+    })
 }
 
 /// Writes the bytes `olGetMemInfo` needs for `PropName` to `PropSizeRet`.
@@ -304,12 +298,9 @@ fn get_mem_info_size(
     out: *mut usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
-        "olGetMemInfoSize",
-        loc,
-        || format!("Ptr={ptr:p}, PropName={key}, PropSizeRet={out:p}"),
-        || info::write_size(mem_info(ptr, key)?.0, out),
-    )
+    info::get_size("olGetMemInfoSize", "Ptr", ptr, key, out, loc, || {
+        mem_info(ptr, key)
+    })
 }
 
 /// Page-locks `Size` bytes of host memory at `Ptr` for fast transfers with `Device`;

@@ -101,14 +101,16 @@ fn get_info(
     out: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
+    let handle = platform as *const c_void;
+    info::get(
         "olGetPlatformInfo",
+        "Platform",
+        handle,
+        key,
+        size,
+        out,
         loc,
-        || format!("Platform={platform:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
-        || {
-            let (value, key) = platform_info(platform, key)?;
-            info::write_value(value, key, size, out)
-        },
+        || platform_info(platform, key),
     )
 }
 
@@ -139,10 +141,14 @@ fn get_info_size(
     out: *mut usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
+    let handle = platform as *const c_void;
+    info::get_size(
         "olGetPlatformInfoSize",
+        "Platform",
+        handle,
+        key,
+        out,
         loc,
-        || format!("Platform={platform:p}, PropName={key}, PropSizeRet={out:p}"),
-        || info::write_size(platform_info(platform, key)?.0, out),
+        || platform_info(platform, key),
     )
 }

@@ -266,14 +266,16 @@ fn get_info(
     out: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
+    let handle = symbol as *const c_void;
+    info::get(
         "olGetSymbolInfo",
+        "Symbol",
+        handle,
+        key,
+        size,
+        out,
         loc,
-        || format!("Symbol={symbol:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
-        || {
-            let (value, key) = symbol_info(symbol, key)?;
-            info::write_value(value, key, size, out)
-        },
+        || symbol_info(symbol, key),
     )
 }
 
@@ -304,10 +306,14 @@ fn get_info_size(
     out: *mut usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
+    let handle = symbol as *const c_void;
+    info::get_size(
         "olGetSymbolInfoSize",
+        "Symbol",
+        handle,
+        key,
+        out,
         loc,
-        || format!("Symbol={symbol:p}, PropName={key}, PropSizeRet={out:p}"),
-        || info::write_size(symbol_info(symbol, key)?.0, out),
+        || symbol_info(symbol, key),
     )
 }

@@ -262,14 +262,16 @@ fn get_info(
     out: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
+    let handle = queue as *const c_void;
+    info::get(
         "olGetQueueInfo",
+        "Queue",
+        handle,
+        key,
+        size,
+        out,
         loc,
-        || format!("Queue={queue:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
-        || {
-            let (value, key) = queue_info(queue, key)?;
-            info::write_value(value, key, size, out)
-        },
+        || queue_info(queue, key),
     )
 }
 
@@ -300,10 +302,8 @@ fn get_info_size(
     out: *mut usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
-        "olGetQueueInfoSize",
-        loc,
-        || format!("Queue={queue:p}, PropName={key}, PropSizeRet={out:p}"),
-        || info::write_size(queue_info(queue, key)?.0, out),
-    )
+    let handle = queue as *const c_void;
+    info::get_size("olGetQueueInfoSize", "Queue", handle, key, out, loc, || {
+        queue_info(queue, key)
+    })
 }
