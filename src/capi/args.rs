@@ -6,9 +6,9 @@ use crate::runtime::handle_table::HandleTable;
 use crate::runtime::{self, Device, Platform, Runtime};
 use std::sync::Arc;
 
-/// The live runtime, or `OL_ERRC_UNINITIALIZED`.
-pub(crate) fn runtime() -> Result<Arc<Runtime>> {
-    runtime::current()
+/// Runs `f` with the live runtime, or answers `OL_ERRC_UNINITIALIZED`.
+pub(crate) fn with_runtime<R>(f: impl FnOnce(&Arc<Runtime>) -> Result<R>) -> Result<R> {
+    runtime::with_current(f)
 }
 
 pub(crate) fn device<'a, T>(

@@ -45,17 +45,18 @@ fn iterate(
             )
         },
         || {
-            let rt = args::runtime()?;
-            let callback = callback
-                .ok_or_else(|| Error::null_pointer("Callback is NULL; expected a function"))?;
-            for d in &rt.devices {
-                // SAFETY: a C function pointer the caller supplied, called with a live
-                // device handle and the caller's own `UserData`.
-                if !unsafe { callback(d.handle() as ol_device_handle_t, user_data) } {
-                    break;
+            args::with_runtime(|rt| {
+                let callback = callback
+                    .ok_or_else(|| Error::null_pointer("Callback is NULL; expected a function"))?;
+                for d in &rt.devices {
+                    // SAFETY: a C function pointer the caller supplied, called with a live
+                    // device handle and the caller's own `UserData`.
+                    if !unsafe { callback(d.handle() as ol_device_handle_t, user_data) } {
+                        break;
+                    }
                 }
-            }
-            Ok(())
+                Ok(())
+            })
         },
     )
 }
@@ -64,10 +65,11 @@ const DEVICE_INFO_EXPECTED: &str =
     "an ol_device_info_t from OL_DEVICE_INFO_TYPE (0) to OL_DEVICE_INFO_NUM_LANES (19)";
 
 fn device_info(device: ol_device_handle_t, key: u32) -> Result<(InfoValue, DeviceInfo)> {
-    let rt = args::runtime()?;
-    let d = args::device(&rt, device, "Device")?;
-    let key: DeviceInfo = args::enumeration(key, "PropName", DEVICE_INFO_EXPECTED)?;
-    Ok((d.info(key)?, key))
+    args::with_runtime(|rt| {
+        let d = args::device(rt, device, "Device")?;
+        let key: DeviceInfo = args::enumeration(key, "PropName", DEVICE_INFO_EXPECTED)?;
+        Ok((d.info(key)?, key))
+    })
 }
 
 /// Writes one property of `Device` to `PropValue` (`PropSize` bytes available). A value

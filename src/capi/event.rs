@@ -47,11 +47,12 @@ fn create_event(
         loc,
         || format!("Queue={queue:p}, Event={out:p}"),
         || {
-            let rt = args::runtime()?;
-            let q = live_queue(&rt, queue)?;
-            let out = args::out_ptr(out, "Event")?;
-            *out = rt.create_event(&q, queue as usize)? as ol_event_handle_t;
-            Ok(())
+            args::with_runtime(|rt| {
+                let q = live_queue(rt, queue)?;
+                let out = args::out_ptr(out, "Event")?;
+                *out = rt.create_event(&q, queue as usize)? as ol_event_handle_t;
+                Ok(())
+            })
         },
     )
 }
@@ -77,9 +78,10 @@ fn destroy_event(event: ol_event_handle_t, loc: *const ol_code_location_t) -> ol
         loc,
         || format!("Event={event:p}"),
         || {
-            let rt = args::runtime()?;
-            live_event(&rt, event, "Event")?;
-            rt.destroy_event(event as usize)
+            args::with_runtime(|rt| {
+                live_event(rt, event, "Event")?;
+                rt.destroy_event(event as usize)
+            })
         },
     )
 }
@@ -106,7 +108,7 @@ fn sync_event(event: ol_event_handle_t, loc: *const ol_code_location_t) -> ol_re
         loc,
         || format!("Event={event:p}"),
         || {
-            live_event(&*args::runtime()?, event, "Event")?
+            args::with_runtime(|rt| live_event(rt, event, "Event"))?
                 .sync()
                 .map(|_| ())
         },
@@ -117,10 +119,11 @@ const EVENT_INFO_EXPECTED: &str =
     "an ol_event_info_t: OL_EVENT_INFO_QUEUE (0) or OL_EVENT_INFO_IS_COMPLETE (1)";
 
 fn event_info(event: ol_event_handle_t, key: u32) -> Result<(InfoValue, EventInfo)> {
-    let rt = args::runtime()?;
-    let e = live_event(&rt, event, "Event")?;
-    let key: EventInfo = args::enumeration(key, "PropName", EVENT_INFO_EXPECTED)?;
-    Ok((rt.event_info(&e, key), key))
+    args::with_runtime(|rt| {
+        let e = live_event(rt, event, "Event")?;
+        let key: EventInfo = args::enumeration(key, "PropName", EVENT_INFO_EXPECTED)?;
+        Ok((rt.event_info(&e, key), key))
+    })
 }
 
 /// Writes one property of `Event` to `PropValue`.
@@ -232,12 +235,13 @@ fn elapsed(
         loc,
         || format!("StartEvent={start:p}, EndEvent={end:p}, ElapsedTime={out:p}"),
         || {
-            let rt = args::runtime()?;
-            let s = live_event(&rt, start, "StartEvent")?;
-            let e = live_event(&rt, end, "EndEvent")?;
-            let out = args::out_ptr(out, "ElapsedTime")?;
-            *out = rt.event_elapsed_ms(&s, &e)?;
-            Ok(())
+            args::with_runtime(|rt| {
+                let s = live_event(rt, start, "StartEvent")?;
+                let e = live_event(rt, end, "EndEvent")?;
+                let out = args::out_ptr(out, "ElapsedTime")?;
+                *out = rt.event_elapsed_ms(&s, &e)?;
+                Ok(())
+            })
         },
     )
 }

@@ -117,7 +117,7 @@ fn get_version(
         loc,
         || format!("Major={major:p}, Minor={minor:p}, Patch={patch:p}"),
         || {
-            args::runtime()?;
+            args::with_runtime(|_| Ok(()))?;
             let (ma, mi, pa) = (
                 args::out_ptr(major, "Major")?,
                 args::out_ptr(minor, "Minor")?,

@@ -171,13 +171,14 @@ fn launch(
             )
         },
         || {
-            let rt = args::runtime()?;
-            let q = queue_args::optional_queue(&rt, queue)?;
-            let d = args::device(&rt, device, "Device")?;
-            let symbol = live_symbol(&rt, kernel, "Kernel")?;
-            let config = launch_config(size, props)?;
-            let args = kernel_args(count, ptrs, sizes)?;
-            rt.launch_kernel(q.as_ref(), d, &symbol, config, args)
+            args::with_runtime(|rt| {
+                let q = queue_args::optional_queue(rt, queue)?;
+                let d = args::device(rt, device, "Device")?;
+                let symbol = live_symbol(rt, kernel, "Kernel")?;
+                let config = launch_config(size, props)?;
+                let args = kernel_args(count, ptrs, sizes)?;
+                rt.launch_kernel(q.as_ref(), d, &symbol, config, args)
+            })
         },
     )
 }
@@ -222,13 +223,14 @@ fn occupancy(
             )
         },
         || {
-            let rt = args::runtime()?;
-            args::device(&rt, device, "Device")?;
-            let symbol = live_symbol(&rt, kernel, "Kernel")?;
-            let k = symbol.kernel()?;
-            let out = args::out_ptr(out, "GroupSize")?;
-            *out = k.optimal_group_size(shared)?;
-            Ok(())
+            args::with_runtime(|rt| {
+                args::device(rt, device, "Device")?;
+                let symbol = live_symbol(rt, kernel, "Kernel")?;
+                let k = symbol.kernel()?;
+                let out = args::out_ptr(out, "GroupSize")?;
+                *out = k.optimal_group_size(shared)?;
+                Ok(())
+            })
         },
     )
 }
@@ -271,15 +273,16 @@ fn max_cooperative(
             format!("Device={device:p}, Kernel={kernel:p}, LaunchSizeArgs={size:p}, MaxGroupCount={out:p}")
         },
         || {
-            let rt = args::runtime()?;
-            let d = args::device(&rt, device, "Device")?;
-            let symbol = live_symbol(&rt, kernel, "Kernel")?;
-            let k = symbol.kernel()?;
-            let config = launch_config(size, null())?;
-            crate::runtime::program::check_grid(d, &config)?;
-            let out = args::out_ptr(out, "MaxGroupCount")?;
-            *out = k.max_cooperative_groups(&config)?;
-            Ok(())
+            args::with_runtime(|rt| {
+                let d = args::device(rt, device, "Device")?;
+                let symbol = live_symbol(rt, kernel, "Kernel")?;
+                let k = symbol.kernel()?;
+                let config = launch_config(size, null())?;
+                crate::runtime::program::check_grid(d, &config)?;
+                let out = args::out_ptr(out, "MaxGroupCount")?;
+                *out = k.max_cooperative_groups(&config)?;
+                Ok(())
+            })
         },
     )
 }

@@ -52,12 +52,13 @@ fn mem_alloc(
         loc,
         || format!("Device={device:p}, Type={kind}, Size={size}, AllocationOut={out:p}"),
         || {
-            let rt = args::runtime()?;
-            let d = args::device(&rt, device, "Device")?;
-            let kind: AllocKind = args::enumeration(kind, "Type", ALLOC_TYPE_EXPECTED)?;
-            let out = args::out_ptr(out, "AllocationOut")?;
-            *out = rt.mem_alloc(d, kind, size)? as *mut c_void;
-            Ok(())
+            args::with_runtime(|rt| {
+                let d = args::device(rt, device, "Device")?;
+                let kind: AllocKind = args::enumeration(kind, "Type", ALLOC_TYPE_EXPECTED)?;
+                let out = args::out_ptr(out, "AllocationOut")?;
+                *out = rt.mem_alloc(d, kind, size)? as *mut c_void;
+                Ok(())
+            })
         },
     )
 }
@@ -82,10 +83,7 @@ fn mem_free(address: *mut c_void, loc: *const ol_code_location_t) -> ol_result_t
         "olMemFree",
         loc,
         || format!("Address={address:p}"),
-        || {
-            let rt = args::runtime()?;
-            rt.mem_free(args::non_null(address, "Address")?)
-        },
+        || args::with_runtime(|rt| rt.mem_free(args::non_null(address, "Address")?)),
     )
 }
 
@@ -141,20 +139,21 @@ fn memcpy(
             format!("Queue={queue:p}, DstPtr={dst:p}, DstDevice={dst_device:p}, SrcPtr={src:p}, SrcDevice={src_device:p}, Size={size}")
         },
         || {
-            let rt = args::runtime()?;
-            let dd = args::device(&rt, dst_device, "DstDevice")?;
-            let sd = args::device(&rt, src_device, "SrcDevice")?;
-            let queue = queue_args::optional_queue(&rt, queue)?;
-            let dst = args::non_null(dst, "DstPtr")?;
-            let src = args::non_null(src, "SrcPtr")?;
-            if validation_enabled() {
-                rt.check_range("DstPtr", dst, size, dd)?;
-                rt.check_range("SrcPtr", src, size, sd)?;
-            }
-            match queue {
-                None => rt.mem_copy(dst, dd, src, sd, size),
-                Some(q) => rt.enqueue_copy(&q, dst, dd, src, sd, size),
-            }
+            args::with_runtime(|rt| {
+                let dd = args::device(rt, dst_device, "DstDevice")?;
+                let sd = args::device(rt, src_device, "SrcDevice")?;
+                let queue = queue_args::optional_queue(rt, queue)?;
+                let dst = args::non_null(dst, "DstPtr")?;
+                let src = args::non_null(src, "SrcPtr")?;
+                if validation_enabled() {
+                    rt.check_range("DstPtr", dst, size, dd)?;
+                    rt.check_range("SrcPtr", src, size, sd)?;
+                }
+                match queue {
+                    None => rt.mem_copy(dst, dd, src, sd, size),
+                    Some(q) => rt.enqueue_copy(&q, dst, dd, src, sd, size),
+                }
+            })
         },
     )
 }
@@ -199,30 +198,31 @@ fn mem_fill(
             format!("Queue={queue:p}, Ptr={ptr:p}, PatternSize={pattern_size}, PatternPtr={pattern:p}, FillSize={fill_size}")
         },
         || {
-            let rt = args::runtime()?;
-            let queue = queue_args::optional_queue(&rt, queue)?;
-            let ptr = args::non_null(ptr, "Ptr")?;
-            let pattern_addr = args::non_null(pattern, "PatternPtr")?;
-            crate::runtime::Runtime::check_fill(pattern_size, fill_size)?;
-            // SAFETY: non-NULL, and the caller promises `PatternSize` readable bytes. The
-            // pattern is copied before the call returns.
-            let pattern =
-                unsafe { std::slice::from_raw_parts(pattern_addr as *const u8, pattern_size) }
-                    .to_vec();
-            let device = match &queue {
-                Some(q) => q.device.clone(),
-                None => rt.device_of_pointer(ptr).clone(),
-            };
-            if validation_enabled() {
-                rt.check_range("Ptr", ptr, fill_size, &device)?;
-            }
-            if fill_size == 0 {
-                return Ok(());
-            }
-            match queue {
-                None => device.imp.fill(ptr, &pattern, fill_size),
-                Some(q) => rt.enqueue_fill(&q, ptr, pattern, fill_size),
-            }
+            args::with_runtime(|rt| {
+                let queue = queue_args::optional_queue(rt, queue)?;
+                let ptr = args::non_null(ptr, "Ptr")?;
+                let pattern_addr = args::non_null(pattern, "PatternPtr")?;
+                crate::runtime::Runtime::check_fill(pattern_size, fill_size)?;
+                // SAFETY: non-NULL, and the caller promises `PatternSize` readable bytes. The
+                // pattern is copied before the call returns.
+                let pattern =
+                    unsafe { std::slice::from_raw_parts(pattern_addr as *const u8, pattern_size) }
+                        .to_vec();
+                let device = match &queue {
+                    Some(q) => q.device.clone(),
+                    None => rt.device_of_pointer(ptr).clone(),
+                };
+                if validation_enabled() {
+                    rt.check_range("Ptr", ptr, fill_size, &device)?;
+                }
+                if fill_size == 0 {
+                    return Ok(());
+                }
+                match queue {
+                    None => device.imp.fill(ptr, &pattern, fill_size),
+                    Some(q) => rt.enqueue_fill(&q, ptr, pattern, fill_size),
+                }
+            })
         },
     )
 }
@@ -230,10 +230,11 @@ fn mem_fill(
 const MEM_INFO_EXPECTED: &str = "an ol_mem_info_t: OL_MEM_INFO_DEVICE, BASE, SIZE or TYPE (0..3)";
 
 fn mem_info(ptr: *const c_void, key: u32) -> Result<(InfoValue, MemInfo)> {
-    let rt = args::runtime()?;
-    let ptr = args::non_null(ptr, "Ptr")?;
-    let key: MemInfo = args::enumeration(key, "PropName", MEM_INFO_EXPECTED)?;
-    Ok((rt.mem_info(ptr, key)?, key))
+    args::with_runtime(|rt| {
+        let ptr = args::non_null(ptr, "Ptr")?;
+        let key: MemInfo = args::enumeration(key, "PropName", MEM_INFO_EXPECTED)?;
+        Ok((rt.mem_info(ptr, key)?, key))
+    })
 }
 
 /// Writes one property of the allocation holding `Ptr` (any address inside it).
@@ -347,17 +348,18 @@ fn mem_register(
             )
         },
         || {
-            let rt = args::runtime()?;
-            let d = args::device(&rt, device, "Device")?;
-            let addr = args::non_null(ptr, "Ptr")?;
-            let out = args::out_ptr(out, "PinnedPtr")?;
-            if flags != 0 {
-                return Err(Error::invalid_enumeration(format!(
-                    "Flags is {flags:#x}; no flags are defined in this version, expected 0"
-                )));
-            }
-            *out = rt.mem_register(d, addr, size)? as *mut c_void;
-            Ok(())
+            args::with_runtime(|rt| {
+                let d = args::device(rt, device, "Device")?;
+                let addr = args::non_null(ptr, "Ptr")?;
+                let out = args::out_ptr(out, "PinnedPtr")?;
+                if flags != 0 {
+                    return Err(Error::invalid_enumeration(format!(
+                        "Flags is {flags:#x}; no flags are defined in this version, expected 0"
+                    )));
+                }
+                *out = rt.mem_register(d, addr, size)? as *mut c_void;
+                Ok(())
+            })
         },
     )
 }
@@ -391,9 +393,10 @@ fn mem_unregister(
         loc,
         || format!("Device={device:p}, PinnedPtr={pinned:p}"),
         || {
-            let rt = args::runtime()?;
-            let d = args::device(&rt, device, "Device")?;
-            rt.mem_unregister(d, args::non_null(pinned, "PinnedPtr")?)
+            args::with_runtime(|rt| {
+                let d = args::device(rt, device, "Device")?;
+                rt.mem_unregister(d, args::non_null(pinned, "PinnedPtr")?)
+            })
         },
     )
 }

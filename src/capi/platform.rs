@@ -45,18 +45,19 @@ fn iterate(
             )
         },
         || {
-            let rt = args::runtime()?;
-            let callback = callback.ok_or_else(|| {
-                crate::runtime::Error::null_pointer("Callback is NULL; expected a function")
-            })?;
-            for p in &rt.platforms {
-                // SAFETY: a C function pointer the caller supplied, called with a live
-                // platform handle and the caller's own `UserData`.
-                if !unsafe { callback(p.handle() as ol_platform_handle_t, user_data) } {
-                    break;
+            args::with_runtime(|rt| {
+                let callback = callback.ok_or_else(|| {
+                    crate::runtime::Error::null_pointer("Callback is NULL; expected a function")
+                })?;
+                for p in &rt.platforms {
+                    // SAFETY: a C function pointer the caller supplied, called with a live
+                    // platform handle and the caller's own `UserData`.
+                    if !unsafe { callback(p.handle() as ol_platform_handle_t, user_data) } {
+                        break;
+                    }
                 }
-            }
-            Ok(())
+                Ok(())
+            })
         },
     )
 }
@@ -65,10 +66,11 @@ const PLATFORM_INFO_EXPECTED: &str =
     "an ol_platform_info_t: OL_PLATFORM_INFO_NAME, VENDOR_NAME, VERSION or BACKEND (0..3)";
 
 fn platform_info(platform: ol_platform_handle_t, key: u32) -> Result<(InfoValue, PlatformInfo)> {
-    let rt = args::runtime()?;
-    let p = args::platform(&rt, platform, "Platform")?;
-    let key: PlatformInfo = args::enumeration(key, "PropName", PLATFORM_INFO_EXPECTED)?;
-    Ok((p.info(key), key))
+    args::with_runtime(|rt| {
+        let p = args::platform(rt, platform, "Platform")?;
+        let key: PlatformInfo = args::enumeration(key, "PropName", PLATFORM_INFO_EXPECTED)?;
+        Ok((p.info(key), key))
+    })
 }
 
 /// Writes one property of `Platform` to `PropValue` (`PropSize` bytes available).

@@ -88,12 +88,13 @@ fn create_program(
         loc,
         || format!("Device={device:p}, ProgData={data:p}, ProgDataSize={size}, Program={out:p}"),
         || {
-            let rt = args::runtime()?;
-            let d = args::device(&rt, device, "Device")?;
-            let bytes = image(data, size)?;
-            let out = args::out_ptr(out, "Program")?;
-            *out = rt.create_program(d, bytes)? as ol_program_handle_t;
-            Ok(())
+            args::with_runtime(|rt| {
+                let d = args::device(rt, device, "Device")?;
+                let bytes = image(data, size)?;
+                let out = args::out_ptr(out, "Program")?;
+                *out = rt.create_program(d, bytes)? as ol_program_handle_t;
+                Ok(())
+            })
         },
     )
 }
@@ -120,9 +121,10 @@ fn destroy_program(program: ol_program_handle_t, loc: *const ol_code_location_t)
         loc,
         || format!("Program={program:p}"),
         || {
-            let rt = args::runtime()?;
-            live_program(&rt, program)?;
-            rt.destroy_program(program as usize)
+            args::with_runtime(|rt| {
+                live_program(rt, program)?;
+                rt.destroy_program(program as usize)
+            })
         },
     )
 }
@@ -162,12 +164,13 @@ fn is_valid_binary(
         loc,
         || format!("Device={device:p}, ProgData={data:p}, ProgDataSize={size}, IsValid={out:p}"),
         || {
-            let rt = args::runtime()?;
-            let d = args::device(&rt, device, "Device")?;
-            let bytes = image(data, size)?;
-            let out = args::out_ptr(out, "IsValid")?;
-            *out = rt.check_binary(d, bytes).is_ok();
-            Ok(())
+            args::with_runtime(|rt| {
+                let d = args::device(rt, device, "Device")?;
+                let bytes = image(data, size)?;
+                let out = args::out_ptr(out, "IsValid")?;
+                *out = rt.check_binary(d, bytes).is_ok();
+                Ok(())
+            })
         },
     )
 }
@@ -211,17 +214,18 @@ fn get_symbol(
         loc,
         || format!("Program={program:p}, Name={name:p}, Kind={kind}, Symbol={out:p}"),
         || {
-            let rt = args::runtime()?;
-            let p = live_program(&rt, program)?;
-            args::non_null(name, "Name")?;
-            // SAFETY: non-NULL, and the caller passes a NUL-terminated string.
-            let name = unsafe { CStr::from_ptr(name) }.to_str().map_err(|_| {
-                Error::invalid_argument("Name is not valid UTF-8; symbol names are UTF-8")
-            })?;
-            let kind: SymbolKind = args::enumeration(kind, "Kind", SYMBOL_KIND_EXPECTED)?;
-            let out = args::out_ptr(out, "Symbol")?;
-            *out = rt.get_symbol(&p, name, kind)? as ol_symbol_handle_t;
-            Ok(())
+            args::with_runtime(|rt| {
+                let p = live_program(rt, program)?;
+                args::non_null(name, "Name")?;
+                // SAFETY: non-NULL, and the caller passes a NUL-terminated string.
+                let name = unsafe { CStr::from_ptr(name) }.to_str().map_err(|_| {
+                    Error::invalid_argument("Name is not valid UTF-8; symbol names are UTF-8")
+                })?;
+                let kind: SymbolKind = args::enumeration(kind, "Kind", SYMBOL_KIND_EXPECTED)?;
+                let out = args::out_ptr(out, "Symbol")?;
+                *out = rt.get_symbol(&p, name, kind)? as ol_symbol_handle_t;
+                Ok(())
+            })
         },
     )
 }
@@ -229,10 +233,11 @@ fn get_symbol(
 const SYMBOL_INFO_EXPECTED: &str = "an ol_symbol_info_t: OL_SYMBOL_INFO_KIND, GLOBAL_VARIABLE_ADDRESS, GLOBAL_VARIABLE_SIZE or NAME (0..3)";
 
 fn symbol_info(symbol: ol_symbol_handle_t, key: u32) -> Result<(InfoValue, SymbolInfo)> {
-    let rt = args::runtime()?;
-    let s = live_symbol(&rt, symbol, "Symbol")?;
-    let key: SymbolInfo = args::enumeration(key, "PropName", SYMBOL_INFO_EXPECTED)?;
-    Ok((s.info(key)?, key))
+    args::with_runtime(|rt| {
+        let s = live_symbol(rt, symbol, "Symbol")?;
+        let key: SymbolInfo = args::enumeration(key, "PropName", SYMBOL_INFO_EXPECTED)?;
+        Ok((s.info(key)?, key))
+    })
 }
 
 /// Writes one property of `Symbol` to `PropValue`. A global-variable-only key asked of a

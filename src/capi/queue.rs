@@ -47,11 +47,12 @@ fn create_queue(
         loc,
         || format!("Device={device:p}, Queue={out:p}"),
         || {
-            let rt = args::runtime()?;
-            let d = args::device(&rt, device, "Device")?;
-            let out = args::out_ptr(out, "Queue")?;
-            *out = rt.create_queue(d)? as ol_queue_handle_t;
-            Ok(())
+            args::with_runtime(|rt| {
+                let d = args::device(rt, device, "Device")?;
+                let out = args::out_ptr(out, "Queue")?;
+                *out = rt.create_queue(d)? as ol_queue_handle_t;
+                Ok(())
+            })
         },
     )
 }
@@ -77,9 +78,10 @@ fn destroy_queue(queue: ol_queue_handle_t, loc: *const ol_code_location_t) -> ol
         loc,
         || format!("Queue={queue:p}"),
         || {
-            let rt = args::runtime()?;
-            live_queue(&rt, queue)?;
-            rt.destroy_queue(queue as usize)
+            args::with_runtime(|rt| {
+                live_queue(rt, queue)?;
+                rt.destroy_queue(queue as usize)
+            })
         },
     )
 }
@@ -106,7 +108,7 @@ fn sync_queue(queue: ol_queue_handle_t, loc: *const ol_code_location_t) -> ol_re
         loc,
         || format!("Queue={queue:p}"),
         || {
-            let q = live_queue(&*args::runtime()?, queue)?;
+            let q = args::with_runtime(|rt| live_queue(rt, queue))?;
             q.sync()
         },
     )
@@ -145,21 +147,22 @@ fn wait_events(
         loc,
         || format!("Queue={queue:p}, Events={events:p}, NumEvents={count}"),
         || {
-            let rt = args::runtime()?;
-            let q = live_queue(&rt, queue)?;
-            if count == 0 {
-                return Ok(());
-            }
-            args::non_null(events, "Events")?;
-            // SAFETY: non-NULL, and the caller promises `NumEvents` handles there.
-            let handles = unsafe { std::slice::from_raw_parts(events, count) };
-            let events = handles
-                .iter()
-                .enumerate()
-                .map(|(i, &e)| crate::capi::event::live_event(&rt, e, &format!("Events[{i}]")))
-                .collect::<Result<Vec<_>>>()?;
-            rt.wait_events(&q, events);
-            Ok(())
+            args::with_runtime(|rt| {
+                let q = live_queue(rt, queue)?;
+                if count == 0 {
+                    return Ok(());
+                }
+                args::non_null(events, "Events")?;
+                // SAFETY: non-NULL, and the caller promises `NumEvents` handles there.
+                let handles = unsafe { std::slice::from_raw_parts(events, count) };
+                let events = handles
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &e)| crate::capi::event::live_event(rt, e, &format!("Events[{i}]")))
+                    .collect::<Result<Vec<_>>>()?;
+                rt.wait_events(&q, events);
+                Ok(())
+            })
         },
     )
 }
@@ -207,17 +210,18 @@ fn launch_host_function(
             )
         },
         || {
-            let rt = args::runtime()?;
-            let q = live_queue(&rt, queue)?;
-            let callback = callback
-                .ok_or_else(|| Error::null_pointer("Callback is NULL; expected a function"))?;
-            let data = CallerData(user_data);
-            rt.enqueue_host_function(&q, move || {
-                let data = data;
-                // SAFETY: the caller's function, called with the caller's own data.
-                unsafe { callback(data.0) }
-            });
-            Ok(())
+            args::with_runtime(|rt| {
+                let q = live_queue(rt, queue)?;
+                let callback = callback
+                    .ok_or_else(|| Error::null_pointer("Callback is NULL; expected a function"))?;
+                let data = CallerData(user_data);
+                rt.enqueue_host_function(&q, move || {
+                    let data = data;
+                    // SAFETY: the caller's function, called with the caller's own data.
+                    unsafe { callback(data.0) }
+                });
+                Ok(())
+            })
         },
     )
 }
@@ -226,10 +230,11 @@ const QUEUE_INFO_EXPECTED: &str =
     "an ol_queue_info_t: OL_QUEUE_INFO_DEVICE (0) or OL_QUEUE_INFO_EMPTY (1)";
 
 fn queue_info(queue: ol_queue_handle_t, key: u32) -> Result<(InfoValue, QueueInfo)> {
-    let rt = args::runtime()?;
-    let q = live_queue(&rt, queue)?;
-    let key: QueueInfo = args::enumeration(key, "PropName", QUEUE_INFO_EXPECTED)?;
-    Ok((rt.queue_info(&q, key), key))
+    args::with_runtime(|rt| {
+        let q = live_queue(rt, queue)?;
+        let key: QueueInfo = args::enumeration(key, "PropName", QUEUE_INFO_EXPECTED)?;
+        Ok((rt.queue_info(&q, key), key))
+    })
 }
 
 /// Writes one property of `Queue` to `PropValue`.

@@ -18,4 +18,4 @@ pub mod worker_pool;
 pub use context::Runtime;
 pub use error::{Error, ErrorCode, Result};
 pub use platform::{Device, Platform, PlatformInfo};
-pub use state::{current, init, shut_down, InitOptions};
+pub use state::{current, init, shut_down, with_current, InitOptions};

@@ -4,12 +4,23 @@ use crate::plugin::Backend;
 use crate::runtime::context::Runtime;
 use crate::runtime::error::{Error, Result};
 use parking_lot::{Mutex, RwLock};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Serialises `init` and `shut_down` and holds the reference count.
 static INIT_COUNT: Mutex<usize> = Mutex::new(0);
-/// The live runtime, read by every call.
+/// The live runtime.
 static CURRENT: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
+/// Bumped whenever `CURRENT` changes, so per-thread copies know they are out of date.
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// This thread's copy of `CURRENT` and the generation it was taken at. Calls read it
+    /// instead of `CURRENT`, so threads calling at once write no shared cache line (a
+    /// lock word or a reference count bounced between cores costs more than the call).
+    static CACHED: RefCell<(u64, Option<Arc<Runtime>>)> = const { RefCell::new((0, None)) };
+}
 
 /// Which backends `olInit` should bring up.
 #[derive(Clone, Debug, Default)]
@@ -24,6 +35,7 @@ pub fn init(options: &InitOptions) -> Result<()> {
     if *count == 0 {
         let runtime = Runtime::new(options)?;
         *CURRENT.write() = Some(Arc::new(runtime));
+        GENERATION.fetch_add(1, Ordering::Release);
     }
     *count += 1;
     Ok(())
@@ -39,11 +51,32 @@ pub fn shut_down() -> Result<()> {
     *count -= 1;
     if *count == 0 {
         let runtime = CURRENT.write().take();
+        GENERATION.fetch_add(1, Ordering::Release);
         if let Some(runtime) = runtime {
             runtime.shut_down();
         }
     }
     Ok(())
+}
+
+/// Runs `f` with the live runtime, or answers `Uninitialized`. The hot path reads this
+/// thread's copy and one shared counter, and writes nothing shared.
+pub fn with_current<R>(f: impl FnOnce(&Arc<Runtime>) -> Result<R>) -> Result<R> {
+    let generation = GENERATION.load(Ordering::Acquire);
+    CACHED.with(|cached| {
+        // Fast path: this thread's copy is current. A nested call (a host callback run by
+        // olSyncQueue on this thread) shares the outer call's borrow.
+        if let Ok(slot) = cached.try_borrow() {
+            if slot.0 == generation {
+                return f(slot.1.as_ref().ok_or_else(not_initialised)?);
+            }
+        }
+        let fresh = CURRENT.read().clone();
+        if let Ok(mut slot) = cached.try_borrow_mut() {
+            *slot = (generation, fresh.clone());
+        }
+        f(fresh.as_ref().ok_or_else(not_initialised)?)
+    })
 }
 
 /// The live runtime, or `Uninitialized`.
