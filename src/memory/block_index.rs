@@ -2,47 +2,73 @@
 //! interior pointer is found in O(log n).
 //!
 //! It changes only when a backend allocates or frees (cache misses, large blocks), never
-//! on the pooled hot path. Whether a block is live is the registry's to say: an entry
-//! whose block was since freed, or re-used by the backend at another size, is only a
-//! candidate that the registry then rejects or corrects.
+//! on the pooled hot path. Whether a block is live is the registry's to say. The index is
+//! sharded by 64 MiB address region (the size of glibc's per-thread heaps), so threads
+//! allocating from their own arenas take different locks; a block is listed in the
+//! shard of every region it spans. Backend blocks never overlap, so within a shard the
+//! block with the greatest start at or below a pointer is the only one that can hold it.
 
+use super::padded::Padded;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 
-#[derive(Default)]
+const REGION_BITS: u32 = 26;
+const SHARDS: usize = 64;
+
 pub(crate) struct BlockIndex {
-    /// Block start → block size.
-    blocks: RwLock<BTreeMap<usize, usize>>,
+    /// Per shard: block start → block size.
+    shards: Box<[Padded<RwLock<BTreeMap<usize, usize>>>]>,
+}
+
+impl Default for BlockIndex {
+    fn default() -> Self {
+        BlockIndex {
+            shards: (0..SHARDS).map(|_| Padded::default()).collect(),
+        }
+    }
+}
+
+/// The shards a block spans (each once).
+fn shards_of(base: usize, size: usize) -> impl Iterator<Item = usize> {
+    let first = base >> REGION_BITS;
+    let last = base.saturating_add(size.max(1) - 1) >> REGION_BITS;
+    (first..=last.min(first + SHARDS - 1)).map(|region| region % SHARDS)
 }
 
 impl BlockIndex {
     pub(crate) fn insert(&self, base: usize, size: usize) {
-        self.blocks.write().insert(base, size);
+        for shard in shards_of(base, size) {
+            self.shards[shard].write().insert(base, size);
+        }
     }
 
     pub(crate) fn remove(&self, base: usize) {
-        self.blocks.write().remove(&base);
+        let home = (base >> REGION_BITS) % SHARDS;
+        let Some(size) = self.shards[home].read().get(&base).copied() else {
+            return;
+        };
+        for shard in shards_of(base, size) {
+            self.shards[shard].write().remove(&base);
+        }
     }
 
     pub(crate) fn remove_all(&self, bases: &[usize]) {
-        if bases.is_empty() {
-            return;
-        }
-        let mut blocks = self.blocks.write();
-        for base in bases {
-            blocks.remove(base);
+        for &base in bases {
+            self.remove(base);
         }
     }
 
     /// The start of the block that holds `ptr`, if any.
     pub(crate) fn block_holding(&self, ptr: usize) -> Option<usize> {
-        let blocks = self.blocks.read();
-        let (&base, &size) = blocks.range(..=ptr).next_back()?;
+        let shard = self.shards[(ptr >> REGION_BITS) % SHARDS].read();
+        let (&base, &size) = shard.range(..=ptr).next_back()?;
         (ptr - base < size).then_some(base)
     }
 
     pub(crate) fn clear(&self) {
-        self.blocks.write().clear();
+        for shard in self.shards.iter() {
+            shard.write().clear();
+        }
     }
 }
 
@@ -62,5 +88,24 @@ mod tests {
         assert_eq!(index.block_holding(0x203f), Some(0x2000));
         index.remove(0x2000);
         assert_eq!(index.block_holding(0x2000), None);
+    }
+
+    #[test]
+    fn blocks_spanning_regions_are_found_from_each() {
+        let index = BlockIndex::default();
+        let region = 1usize << REGION_BITS;
+        let base = 3 * region - 64;
+        index.insert(base, 2 * region);
+        // A block in a region aliasing the block's last shard, far below it.
+        let alias = (3 + SHARDS) * region;
+        index.insert(alias, 64);
+        for ptr in [base, 3 * region, 4 * region + 5, base + 2 * region - 1] {
+            assert_eq!(index.block_holding(ptr), Some(base), "{ptr:#x}");
+        }
+        assert_eq!(index.block_holding(base + 2 * region), None);
+        assert_eq!(index.block_holding(alias + 8), Some(alias));
+        index.remove(base);
+        assert_eq!(index.block_holding(3 * region), None);
+        assert_eq!(index.block_holding(alias), Some(alias));
     }
 }
