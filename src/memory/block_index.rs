@@ -15,9 +15,11 @@ use std::collections::BTreeMap;
 const REGION_BITS: u32 = 26;
 const SHARDS: usize = 64;
 
+/// Block start → block size, for the blocks of one shard's regions.
+type Shard = Padded<RwLock<BTreeMap<usize, usize>>>;
+
 pub(crate) struct BlockIndex {
-    /// Per shard: block start → block size.
-    shards: Box<[Padded<RwLock<BTreeMap<usize, usize>>>]>,
+    shards: Box<[Shard]>,
 }
 
 impl Default for BlockIndex {
