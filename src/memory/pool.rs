@@ -38,6 +38,9 @@ fn thread_number() -> usize {
     NUMBER.with(|n| *n)
 }
 
+/// Entries of a free list's first buffer (512 bytes: far more than a cache line).
+const FREE_LIST_START_CAPACITY: usize = 64;
+
 /// One stripe of a size class of one (device, kind): free blocks and counters, under one
 /// lock.
 #[derive(Default)]
@@ -128,6 +131,11 @@ impl KindPool {
         let (stripes, home) = self.stripes_of(class);
         let mut state = stripes[home].lock();
         state.live = state.live.wrapping_sub(1);
+        if state.free.capacity() == 0 {
+            // A roomy first buffer: free lists of neighbouring stripes are used by different
+            // threads, and small buffers from malloc would share cache lines between them.
+            state.free.reserve(FREE_LIST_START_CAPACITY);
+        }
         state.free.push(addr);
     }
 

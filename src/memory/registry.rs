@@ -42,6 +42,8 @@ impl Entry {
 }
 
 const SHARD_BITS: u32 = 6;
+/// Entries a shard's table holds before it first grows (about 1.5 KiB of table).
+const SHARD_START_CAPACITY: usize = 48;
 const SHARDS: usize = 1 << SHARD_BITS;
 
 /// Hashes a base address (a `usize`, 64-byte aligned) with one multiplication. The
@@ -86,8 +88,16 @@ fn shard_of(base: usize) -> usize {
 
 impl Registry {
     pub(crate) fn new() -> Self {
+        // Each table starts roomy: small tables of neighbouring shards would be malloc'd
+        // side by side and share cache lines, which threads then write in turn.
+        let shard = || {
+            Padded(Mutex::new(HashMap::with_capacity_and_hasher(
+                SHARD_START_CAPACITY,
+                Default::default(),
+            )))
+        };
         Registry {
-            shards: (0..SHARDS).map(|_| Padded::default()).collect(),
+            shards: (0..SHARDS).map(|_| shard()).collect(),
         }
     }
 
