@@ -18,7 +18,7 @@
 #endif
 
 static ol_device_handle_t host;
-static ol_symbol_handle_t empty_kernel, saxpy_kernel;
+static ol_symbol_handle_t empty_kernel, saxpy_kernel, saxpy_heavy_kernel;
 
 static void check(ol_result_t r, const char *what) {
   if (r != OL_SUCCESS) {
@@ -155,6 +155,7 @@ typedef struct {
   const float *x;
   float *y;
   size_t begin, end;
+  bool heavy; /* the saxpy_heavy kernel's loop */
 } slice_t;
 
 static void *saxpy_slice(void *arg) {
@@ -162,18 +163,28 @@ static void *saxpy_slice(void *arg) {
   const float a = s->a;
   const float *x = s->x;
   float *y = s->y;
-  for (size_t i = s->begin; i < s->end; ++i)
-    y[i] = a * x[i] + y[i];
+  if (!s->heavy) {
+    for (size_t i = s->begin; i < s->end; ++i)
+      y[i] = a * x[i] + y[i];
+    return NULL;
+  }
+  for (size_t i = s->begin; i < s->end; ++i) {
+    float v = a * x[i] + y[i];
+    for (int k = 0; k < 64; ++k)
+      v = v * 0.999f + a;
+    y[i] = v;
+  }
   return NULL;
 }
 
 /* The hand-written baseline: the same loop split over `threads` pthreads, created and
  * joined each time (as a launch's groups are handed out each time). */
-static void saxpy_pthreads(float a, const float *x, float *y, size_t n, unsigned threads) {
+static void saxpy_pthreads(float a, const float *x, float *y, size_t n, unsigned threads,
+                           bool heavy) {
   pthread_t tid[256];
   slice_t slices[256];
   for (unsigned t = 0; t < threads; ++t) {
-    slices[t] = (slice_t){a, x, y, n * t / threads, n * (t + 1) / threads};
+    slices[t] = (slice_t){a, x, y, n * t / threads, n * (t + 1) / threads, heavy};
     if (t > 0 && pthread_create(&tid[t], NULL, saxpy_slice, &slices[t]) != 0) {
       fprintf(stderr, "pthread_create failed\n");
       exit(1);
@@ -187,7 +198,9 @@ static void saxpy_pthreads(float a, const float *x, float *y, size_t n, unsigned
 /* Runs saxpy over `n` floats `reps` times per sample, as many groups, as one group and
  * as the pthreads loop, interleaved so that a change of machine load hits all three
  * alike; writes the medians (ms per saxpy) to out[0..2]. */
-static void time_saxpy(size_t n, int reps, unsigned cores, uint32_t many, double out[3]) {
+static void time_saxpy(ol_symbol_handle_t kernel, size_t n, int reps, unsigned cores,
+                       uint32_t many, double out[3]) {
+  const bool heavy = kernel == saxpy_heavy_kernel;
   enum { RUNS = 15 };
   float *x = NULL, *y = NULL;
   check(olMemAlloc(host, OL_ALLOC_TYPE_DEVICE, n * sizeof(float), (void **)&x), "olMemAlloc");
@@ -205,13 +218,13 @@ static void time_saxpy(size_t n, int reps, unsigned cores, uint32_t many, double
   for (int r = -1; r < RUNS; ++r) {
     double start = now_us();
     for (int i = 0; i < reps; ++i)
-      check(olLaunchKernel(NULL, host, saxpy_kernel, &all, NULL, 4, args, sizes), "saxpy");
+      check(olLaunchKernel(NULL, host, kernel, &all, NULL, 4, args, sizes), "saxpy");
     double t1 = now_us();
     for (int i = 0; i < reps; ++i)
-      check(olLaunchKernel(NULL, host, saxpy_kernel, &one, NULL, 4, args, sizes), "saxpy");
+      check(olLaunchKernel(NULL, host, kernel, &one, NULL, 4, args, sizes), "saxpy");
     double t2 = now_us();
     for (int i = 0; i < reps; ++i)
-      saxpy_pthreads(a, x, y, n, cores);
+      saxpy_pthreads(a, x, y, n, cores, heavy);
     double t3 = now_us();
     if (r >= 0) {
       t[0][r] = (t1 - start) / 1e3 / reps;
@@ -229,7 +242,7 @@ static void bench_saxpy(unsigned cores) {
   const uint32_t many = 64 * cores;
   double ms[3];
   char what[128];
-  time_saxpy((size_t)1 << 24, 1, cores, many, ms);
+  time_saxpy(saxpy_kernel, (size_t)1 << 24, 1, cores, many, ms);
   snprintf(what, sizeof what, "saxpy 2^24 floats, %u groups (all cores), ms", many);
   report("saxpy_all_cores_ms", strdup(what), "ms", ms[0], false, 0, false);
   report("saxpy_one_group_ms", "saxpy 2^24 floats, 1 group (one core), ms", "ms", ms[1], false,
@@ -243,7 +256,7 @@ static void bench_saxpy(unsigned cores) {
   /* 2^24 floats (192 MiB of traffic) are bound by memory bandwidth, which one core may
    * already use up; 2^18 floats (2 MiB for x and y) stay in the caches and show the
    * cores' compute and the cost of spreading a launch over them. */
-  time_saxpy((size_t)1 << 18, 32, cores, 4 * cores, ms);
+  time_saxpy(saxpy_kernel, (size_t)1 << 18, 32, cores, 4 * cores, ms);
   snprintf(what, sizeof what, "in cache, 2^18 floats: %u groups, ms", 4 * cores);
   report("saxpy_cached_all_cores_ms", strdup(what), "ms", ms[0], false, 0, false);
   report("saxpy_cached_one_group_ms", "in cache, 2^18 floats: 1 group, ms", "ms", ms[1], false,
@@ -253,6 +266,19 @@ static void bench_saxpy(unsigned cores) {
   report("saxpy_cached_speedup_all_vs_one", "in cache: speed-up all cores / one group", "x",
          ms[1] / ms[0], false, 0, true);
   report("saxpy_cached_all_vs_pthreads", "in cache: time ratio all cores / pthreads loop", "x",
+         ms[0] / ms[2], false, 0, false);
+  /* The same traffic with 65 times the arithmetic: what spreading over cores gives when
+   * memory bandwidth is not the limit. */
+  time_saxpy(saxpy_heavy_kernel, (size_t)1 << 22, 1, cores, many, ms);
+  snprintf(what, sizeof what, "compute-bound saxpy, 2^22 floats: %u groups, ms", many);
+  report("heavy_all_cores_ms", strdup(what), "ms", ms[0], false, 0, false);
+  report("heavy_one_group_ms", "compute-bound saxpy, 2^22 floats: 1 group, ms", "ms", ms[1],
+         false, 0, false);
+  report("heavy_pthreads_ms", "compute-bound saxpy, 2^22 floats: pthreads loop, ms", "ms", ms[2],
+         false, 0, false);
+  report("heavy_speedup_all_vs_one", "compute-bound: speed-up all cores / one group", "x",
+         ms[1] / ms[0], false, 0, true);
+  report("heavy_all_vs_pthreads", "compute-bound: time ratio all cores / pthreads loop", "x",
          ms[0] / ms[2], false, 0, false);
 }
 
@@ -321,6 +347,8 @@ int main(int argc, char **argv) {
   free(image);
   check(olGetSymbol(program, "empty", OL_SYMBOL_KIND_KERNEL, &empty_kernel), "olGetSymbol");
   check(olGetSymbol(program, "saxpy", OL_SYMBOL_KIND_KERNEL, &saxpy_kernel), "olGetSymbol");
+  check(olGetSymbol(program, "saxpy_heavy", OL_SYMBOL_KIND_KERNEL, &saxpy_heavy_kernel),
+        "olGetSymbol");
   ol_queue_handle_t queue = NULL;
   check(olCreateQueue(host, &queue), "olCreateQueue");
 

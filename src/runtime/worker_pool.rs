@@ -2,11 +2,17 @@
 //! fed from one channel. Nothing that runs on it blocks waiting for other pool work (a
 //! queue waiting on an event gives its thread back), so the pool cannot deadlock.
 
-use crossbeam_channel::{unbounded, Receiver, Sender};
+use crossbeam_channel::{unbounded, Receiver, Sender, TryRecvError};
 use parking_lot::{Condvar, Mutex};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+/// How long an idle worker keeps looking for work before it sleeps. Waking a sleeping
+/// thread costs tens of microseconds; kernels launched back to back, and queues fed a
+/// command at a time, find a spinning worker instead (OpenMP runtimes do the same).
+const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(100);
 
 type Task = Box<dyn FnOnce() + Send>;
 
@@ -35,7 +41,7 @@ impl WorkerPool {
             std::thread::Builder::new()
                 .name(format!("offload-worker-{i}"))
                 .spawn(move || {
-                    for task in receiver.iter() {
+                    while let Some(task) = next_task(&receiver) {
                         // A task reports its own failures; a panic must not kill the worker.
                         let _ = catch_unwind(AssertUnwindSafe(task));
                     }
@@ -78,6 +84,22 @@ impl WorkerPool {
         }
         let mine = run_indices(&shared, body);
         shared.finish(mine)
+    }
+}
+
+/// The next task: spins for a while, then sleeps until one comes. `None` when the pool
+/// is gone.
+fn next_task(receiver: &Receiver<Task>) -> Option<Task> {
+    let start = Instant::now();
+    loop {
+        match receiver.try_recv() {
+            Ok(task) => return Some(task),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) if start.elapsed() < SPIN_BEFORE_SLEEP => {
+                std::hint::spin_loop();
+            }
+            Err(TryRecvError::Empty) => return receiver.recv().ok(),
+        }
     }
 }
 
