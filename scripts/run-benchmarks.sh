@@ -55,3 +55,26 @@ echo
 echo "(% of memcpy: memcpy's time / olMemCpy's time, so 100% means as fast as memcpy)"
 echo
 sed -n '/^kernels on the host device/,$p' "$out/kernels"
+
+# The baseline: LLVM 19's libomptarget, same machine, same run (built only when clang-19
+# and libomp-19-dev are installed).
+if [ -x "$BUILD/bench-c/bench_libomptarget" ]; then
+  "$BUILD/bench-c/bench_libomptarget" >"$out/omp"
+  echo
+  echo "liboffload vs LLVM 19 libomptarget (x86_64 host plugin, device 0), medians"
+  printf '%-44s %12s %14s %8s\n' what liboffload libomptarget ratio
+  compare() { # label, ours, theirs, unit
+    awk -v w="$1" -v o="$2" -v t="$3" -v u="$4" \
+      'BEGIN { printf "%-44s %10.3f %s %12.3f %s %7.2fx\n", w, o, u, t, u, t / o }'
+  }
+  for size in 64B 4KiB 1MiB; do
+    compare "alloc+free pair, $size (ns)" "$(value pool_on "alloc_free_${size}_1thread")" \
+      "$(value omp "omp_alloc_free_$size")" ns
+  done
+  compare "64 MiB copy host->device (ms)" \
+    "$(awk '{ print $1 / 1e6 }' <<<"$(value memcpy memcpy64MiB_olMemcpy_host_to_device)")" \
+    "$(awk '{ print $1 / 1e6 }' <<<"$(value omp omp_memcpy64MiB_host_to_device)")" ms
+  compare "empty kernel, synchronous launch (us)" "$(value kernels launch_sync_us)" \
+    "$(value omp omp_empty_target_us)" us
+  echo "(ratio: libomptarget's time / liboffload's; above 1 means liboffload is faster)"
+fi

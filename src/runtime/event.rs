@@ -3,7 +3,7 @@
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::platform::Device;
-use crate::runtime::queue::Queue;
+use crate::runtime::queue::{Queue, SYNC_SPIN};
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 use std::time::Instant;
@@ -85,8 +85,16 @@ impl Event {
     /// Blocks until the event completes; returns the error its queue had by then.
     pub fn sync(&self) -> Result<Instant> {
         let mut s = self.state.lock();
+        let spin_until = Instant::now() + SYNC_SPIN;
         while s.completed_at.is_none() {
-            self.done.wait(&mut s);
+            // Work just ahead of the event ends sooner than a sleeping thread is woken.
+            if Instant::now() < spin_until {
+                drop(s);
+                std::hint::spin_loop();
+                s = self.state.lock();
+            } else {
+                self.done.wait(&mut s);
+            }
         }
         match &s.error {
             Some(e) => Err(e.clone()),

@@ -13,6 +13,10 @@ use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a sync looks again at work a worker is finishing before it sleeps.
+pub(crate) const SYNC_SPIN: Duration = Duration::from_micros(50);
 
 /// `ol_queue_info_t`, in the header's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,6 +228,7 @@ impl Queue {
     /// no worker holds the queue. Returns (and clears) the first asynchronous error.
     pub fn sync(self: &Arc<Self>) -> Result<()> {
         let mut s = self.state.lock();
+        let spin_until = Instant::now() + SYNC_SPIN;
         loop {
             match s.status {
                 Status::Idle if s.pending.is_empty() => break,
@@ -231,6 +236,13 @@ impl Queue {
                     s.status = Status::Running;
                     drop(s);
                     self.run();
+                    s = self.state.lock();
+                }
+                // A worker is finishing the queue: short work ends sooner than a sleeping
+                // thread can be woken, so look again for a little while first.
+                Status::Running if Instant::now() < spin_until => {
+                    drop(s);
+                    std::hint::spin_loop();
                     s = self.state.lock();
                 }
                 Status::Running | Status::Blocked => self.idle.wait(&mut s),
