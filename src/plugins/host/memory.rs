@@ -1,6 +1,7 @@
 //! Raw host memory for the host device: aligned allocation, copies and fills.
 
 use crate::runtime::error::{Error, Result};
+use crate::runtime::worker_pool::WorkerPool;
 use std::alloc::Layout;
 
 /// Every block is aligned to a cache line. Not more: glibc serves page-aligned requests
@@ -34,13 +35,57 @@ pub fn free(addr: usize, size: usize) -> Result<()> {
     Ok(())
 }
 
+/// Copies and fills at least this large are split over the worker pool: one core alone
+/// does not use all of the memory bandwidth.
+const PARALLEL_MIN: usize = 8 << 20;
+/// About the piece each worker takes at a time.
+const PARALLEL_CHUNK: usize = 1 << 20;
+
+/// Runs `piece(offset, length)` over `[0, size)` in pieces of `chunk` bytes, on every
+/// core. Returns false if a piece panicked (then the caller redoes the whole range).
+fn in_parallel_pieces(size: usize, chunk: usize, piece: &(dyn Fn(usize, usize) + Sync)) -> bool {
+    WorkerPool::global()
+        .parallel_for(size.div_ceil(chunk), &|i| {
+            let at = i * chunk;
+            piece(at, chunk.min(size - at));
+        })
+        .is_ok()
+}
+
 pub fn copy(dst: usize, src: usize, size: usize) {
-    // SAFETY: the C caller guarantees both ranges are valid host memory of `size` bytes
-    // (the runtime has checked the ranges of known allocations); `copy` allows overlap.
-    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+    let whole = || {
+        // SAFETY: the C caller guarantees both ranges are valid host memory of `size`
+        // bytes (the runtime has checked the ranges of known allocations); `copy` allows
+        // overlap.
+        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+    };
+    let disjoint = dst.abs_diff(src) >= size;
+    if !disjoint || size < PARALLEL_MIN {
+        return whole();
+    }
+    let done = in_parallel_pieces(size, PARALLEL_CHUNK, &|at, n| {
+        // SAFETY: as above, and the ranges do not overlap; each piece lies inside them
+        // and is copied by exactly one thread.
+        unsafe { std::ptr::copy_nonoverlapping((src + at) as *const u8, (dst + at) as *mut u8, n) };
+    });
+    if !done {
+        whole();
+    }
 }
 
 pub fn fill(dst: usize, pattern: &[u8], size: usize) {
+    if size < PARALLEL_MIN || pattern.is_empty() {
+        return fill_serial(dst, pattern, size);
+    }
+    // Pieces hold whole repetitions of the pattern, so each starts with its first byte.
+    let chunk = PARALLEL_CHUNK / pattern.len() * pattern.len();
+    let chunk = chunk.max(pattern.len());
+    if !in_parallel_pieces(size, chunk, &|at, n| fill_serial(dst + at, pattern, n)) {
+        fill_serial(dst, pattern, size);
+    }
+}
+
+fn fill_serial(dst: usize, pattern: &[u8], size: usize) {
     // SAFETY: the C caller guarantees `[dst, dst + size)` is valid, writable host memory;
     // the runtime has checked that `size` is a multiple of the pattern's length.
     let out = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, size) };
@@ -56,5 +101,28 @@ pub fn fill(dst: usize, pattern: &[u8], size: usize) {
         let n = filled.min(size - filled);
         out.copy_within(..n, filled);
         filled += n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_copies_and_fills_split_over_cores_are_exact() {
+        let size = 3 * 7_000_000; // above PARALLEL_MIN, a multiple of 3, not of the chunk
+        let src: Vec<u8> = (0..size).map(|i| (i * 7 + i / 251) as u8).collect();
+        let mut dst = vec![0u8; size];
+        copy(dst.as_mut_ptr() as usize, src.as_ptr() as usize, size);
+        assert!(dst == src);
+
+        fill(dst.as_mut_ptr() as usize, &[1, 2, 3], size);
+        assert!(dst.chunks(3).all(|c| c == [1, 2, 3]));
+
+        // Overlapping ranges keep memmove's meaning.
+        let mut buf: Vec<u8> = (0..PARALLEL_MIN * 2).map(|i| i as u8).collect();
+        let base = buf.as_mut_ptr() as usize;
+        copy(base + 1000, base, PARALLEL_MIN);
+        assert!((0..PARALLEL_MIN).all(|i| buf[1000 + i] == i as u8));
     }
 }
