@@ -40,8 +40,8 @@ fn iterate(
         loc,
         || {
             format!(
-                "Callback={:?}, UserData={user_data:p}",
-                callback.map(|f| f as *const ())
+                "Callback={:p}, UserData={user_data:p}",
+                callback.map_or(std::ptr::null(), |f| f as *const ())
             )
         },
         || {

@@ -205,8 +205,8 @@ fn launch_host_function(
         loc,
         || {
             format!(
-                "Queue={queue:p}, Callback={:?}, UserData={user_data:p}",
-                callback.map(|f| f as *const ())
+                "Queue={queue:p}, Callback={:p}, UserData={user_data:p}",
+                callback.map_or(std::ptr::null(), |f| f as *const ())
             )
         },
         || {

@@ -1,0 +1,69 @@
+//! The Rust runtime API (what the C layer calls): asynchronous errors from Rust host
+//! functions, and waits that cannot deadlock the worker pool.
+
+use offload::runtime::worker_pool::WorkerPool;
+use offload::runtime::{self, ErrorCode, InitOptions};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+#[test]
+fn host_function_panics_and_waits_on_a_busy_pool() {
+    runtime::init(&InitOptions::default()).unwrap();
+    let rt = runtime::current().unwrap();
+    let device = rt.host_device().clone();
+    let q = rt.queues.get(rt.create_queue(&device).unwrap()).unwrap();
+
+    // A panicking host function is an error of the next sync, naming what failed; the
+    // queue works again afterwards.
+    rt.enqueue_host_function(&q, || panic!("the callback broke"));
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = ran.clone();
+    rt.enqueue_host_function(&q, move || {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    let e = q.sync().unwrap_err();
+    assert_eq!(e.code, ErrorCode::Unknown);
+    assert!(e.details.contains("the callback broke"), "{e}");
+    assert!(e.details.contains("olLaunchHostFunction"), "{e}");
+    assert!(
+        e.details
+            .contains("1 commands enqueued after it were skipped"),
+        "{e}"
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    q.sync().unwrap();
+
+    // More queues waiting on one event than there are workers: waiting gives the worker
+    // back, so the queue that completes the event still gets to run.
+    let gate = rt.queues.get(rt.create_queue(&device).unwrap()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let rx = std::sync::Mutex::new(rx);
+    rt.enqueue_host_function(&gate, move || {
+        let _ = rx.lock().unwrap().recv();
+    });
+    let event = rt.events.get(rt.create_event(&gate, 0).unwrap()).unwrap();
+    let waiters: Vec<_> = (0..4 * WorkerPool::global().threads())
+        .map(|_| rt.queues.get(rt.create_queue(&device).unwrap()).unwrap())
+        .collect();
+    let after = Arc::new(AtomicUsize::new(0));
+    for w in &waiters {
+        rt.wait_events(w, vec![event.clone()]);
+        let a = after.clone();
+        rt.enqueue_host_function(w, move || {
+            a.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(
+        after.load(Ordering::SeqCst),
+        0,
+        "nothing passes the wait early"
+    );
+    tx.send(()).unwrap();
+    for w in &waiters {
+        w.sync().unwrap();
+    }
+    assert_eq!(after.load(Ordering::SeqCst), waiters.len());
+    drop((q, gate, waiters, rt));
+    runtime::shut_down().unwrap();
+}
