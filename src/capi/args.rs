@@ -97,3 +97,39 @@ pub(crate) fn enumeration<E: TryFrom<u32>>(value: u32, name: &str, expected: &st
     E::try_from(value)
         .map_err(|_| Error::invalid_enumeration(format!("{name} is {value}; expected {expected}")))
 }
+
+/// A caller's iteration callback: `bool (*)(handle, void *user_data)`.
+pub(crate) type IterateCallback<H> =
+    Option<unsafe extern "C" fn(*mut H, *mut std::ffi::c_void) -> bool>;
+
+/// The body of `olIteratePlatforms` / `olIterateDevices`: calls `callback` with each
+/// handle until it returns false.
+pub(crate) fn iterate<H>(
+    function: &str,
+    loc: *const crate::capi::types::ol_code_location_t,
+    callback: IterateCallback<H>,
+    user_data: *mut std::ffi::c_void,
+    handles: impl FnOnce(&Runtime) -> Vec<usize>,
+) -> crate::capi::types::ol_result_t {
+    crate::capi::entry::call(
+        function,
+        loc,
+        || {
+            let f = callback.map_or(std::ptr::null(), |f| f as *const ());
+            format!("Callback={f:p}, UserData={user_data:p}")
+        },
+        || {
+            let callback = callback
+                .ok_or_else(|| Error::null_pointer("Callback is NULL; expected a function"))?;
+            // The handles are collected first, so the callback may call into the library.
+            for handle in with_runtime(|rt| Ok(handles(rt)))? {
+                // SAFETY: a C function pointer the caller supplied, called with a live
+                // handle and the caller's own `UserData`.
+                if !unsafe { callback(handle as *mut H, user_data) } {
+                    break;
+                }
+            }
+            Ok(())
+        },
+    )
+}

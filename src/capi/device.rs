@@ -2,11 +2,10 @@
 #![allow(non_snake_case)]
 
 use crate::capi::args;
-use crate::capi::entry::call;
 use crate::capi::info;
 use crate::capi::types::*;
 use crate::plugin::{DeviceInfo, InfoValue};
-use crate::runtime::error::{Error, Result};
+use crate::runtime::error::Result;
 use std::ffi::c_void;
 use std::ptr::null;
 
@@ -35,30 +34,9 @@ fn iterate(
     user_data: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
-        "olIterateDevices",
-        loc,
-        || {
-            format!(
-                "Callback={:p}, UserData={user_data:p}",
-                callback.map_or(std::ptr::null(), |f| f as *const ())
-            )
-        },
-        || {
-            args::with_runtime(|rt| {
-                let callback = callback
-                    .ok_or_else(|| Error::null_pointer("Callback is NULL; expected a function"))?;
-                for d in &rt.devices {
-                    // SAFETY: a C function pointer the caller supplied, called with a live
-                    // device handle and the caller's own `UserData`.
-                    if !unsafe { callback(d.handle() as ol_device_handle_t, user_data) } {
-                        break;
-                    }
-                }
-                Ok(())
-            })
-        },
-    )
+    args::iterate("olIterateDevices", loc, callback, user_data, |rt| {
+        rt.devices.iter().map(|x| x.handle()).collect()
+    })
 }
 
 const DEVICE_INFO_EXPECTED: &str =

@@ -2,7 +2,6 @@
 #![allow(non_snake_case)]
 
 use crate::capi::args;
-use crate::capi::entry::call;
 use crate::capi::info;
 use crate::capi::types::*;
 use crate::plugin::InfoValue;
@@ -35,31 +34,9 @@ fn iterate(
     user_data: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    call(
-        "olIteratePlatforms",
-        loc,
-        || {
-            format!(
-                "Callback={:p}, UserData={user_data:p}",
-                callback.map_or(std::ptr::null(), |f| f as *const ())
-            )
-        },
-        || {
-            args::with_runtime(|rt| {
-                let callback = callback.ok_or_else(|| {
-                    crate::runtime::Error::null_pointer("Callback is NULL; expected a function")
-                })?;
-                for p in &rt.platforms {
-                    // SAFETY: a C function pointer the caller supplied, called with a live
-                    // platform handle and the caller's own `UserData`.
-                    if !unsafe { callback(p.handle() as ol_platform_handle_t, user_data) } {
-                        break;
-                    }
-                }
-                Ok(())
-            })
-        },
-    )
+    args::iterate("olIteratePlatforms", loc, callback, user_data, |rt| {
+        rt.platforms.iter().map(|x| x.handle()).collect()
+    })
 }
 
 const PLATFORM_INFO_EXPECTED: &str =
