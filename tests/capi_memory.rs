@@ -28,6 +28,8 @@ fn memory_and_devices_through_the_c_api() {
         OL_ERRC_UNINITIALIZED,
     );
     fails(olShutDown(), OL_ERRC_UNINITIALIZED);
+    fails(olIteratePlatforms(None, null_mut()), OL_ERRC_UNINITIALIZED);
+    fails(olIterateDevices(None, null_mut()), OL_ERRC_UNINITIALIZED);
     let (mut a, mut b, mut c) = (0, 0, 0);
     fails(olGetVersion(&mut a, &mut b, &mut c), OL_ERRC_UNINITIALIZED);
 

@@ -119,10 +119,11 @@ pub(crate) fn iterate<H>(
             format!("Callback={f:p}, UserData={user_data:p}")
         },
         || {
+            // The handles are collected first, so the callback may call into the library.
+            let handles = with_runtime(|rt| Ok(handles(rt)))?;
             let callback = callback
                 .ok_or_else(|| Error::null_pointer("Callback is NULL; expected a function"))?;
-            // The handles are collected first, so the callback may call into the library.
-            for handle in with_runtime(|rt| Ok(handles(rt)))? {
+            for handle in handles {
                 // SAFETY: a C function pointer the caller supplied, called with a live
                 // handle and the caller's own `UserData`.
                 if !unsafe { callback(handle as *mut H, user_data) } {
