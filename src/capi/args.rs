@@ -67,6 +67,27 @@ pub(crate) fn live<T, H>(
     })
 }
 
+/// Runs `f` with the live object a user-owned handle names, without taking a reference
+/// on it (see `HandleTable::with_live`); a destroyed or made-up handle gets `code`.
+pub(crate) fn with_live<T: Send + Sync + 'static, H, R>(
+    table: &HandleTable<T>,
+    handle: *mut H,
+    name: &str,
+    kind: &str,
+    code: ErrorCode,
+    f: impl FnOnce(&Arc<T>) -> Result<R>,
+) -> Result<R> {
+    if handle.is_null() {
+        return Err(null_handle(name));
+    }
+    table.with_live(handle as usize, f).unwrap_or_else(|| {
+        Err(Error::new(
+            code,
+            format!("{name} {handle:p} is not a live {kind} (destroyed already, or never created)"),
+        ))
+    })
+}
+
 pub(crate) fn null_handle(name: &str) -> Error {
     Error::null_handle(format!("{name} is NULL; expected a valid handle"))
 }

@@ -3,7 +3,7 @@
 
 use crate::capi::args;
 use crate::capi::entry::call;
-use crate::capi::program::live_symbol;
+use crate::capi::program::{live_symbol, with_symbol};
 use crate::capi::queue_args;
 use crate::capi::types::*;
 use crate::plugin::{KernelArgs, LaunchConfig};
@@ -83,17 +83,20 @@ fn kernel_args(count: usize, ptrs: *mut *mut c_void, sizes: *const usize) -> Res
             std::slice::from_raw_parts(sizes, count),
         )
     };
-    let mut values = Vec::with_capacity(count);
-    for (i, (&p, &n)) in ptrs.iter().zip(sizes).enumerate() {
-        if n == 0 {
-            values.push(&[][..]);
-            continue;
-        }
-        let addr = args::non_null(p, &format!("ArgPtrs[{i}]"))?;
-        // SAFETY: non-NULL, and the caller promises `ArgSizes[i]` readable bytes; they
-        // are copied before the call returns.
-        values.push(unsafe { std::slice::from_raw_parts(addr as *const u8, n) });
+    if let Some(i) = (0..count).find(|&i| ptrs[i].is_null() && sizes[i] > 0) {
+        return Err(Error::null_pointer(format!(
+            "ArgPtrs[{i}] is NULL but ArgSizes[{i}] is {}; expected a pointer to the argument's value",
+            sizes[i]
+        )));
     }
+    let values = ptrs.iter().zip(sizes).map(|(&p, &n)| {
+        if n == 0 {
+            return &[][..];
+        }
+        // SAFETY: non-NULL (checked above), and the caller promises `ArgSizes[i]`
+        // readable bytes; they are copied before the call returns.
+        unsafe { std::slice::from_raw_parts(p as *const u8, n) }
+    });
     Ok(KernelArgs::from_values(values))
 }
 
@@ -172,12 +175,14 @@ fn launch(
         },
         || {
             args::with_runtime(|rt| {
-                let q = queue_args::optional_queue(rt, queue)?;
                 let d = args::device(rt, device, "Device")?;
-                let symbol = live_symbol(rt, kernel, "Kernel")?;
-                let config = launch_config(size, props)?;
-                let args = kernel_args(count, ptrs, sizes)?;
-                rt.launch_kernel(q.as_ref(), d, &symbol, config, args)
+                queue_args::with_optional_queue(rt, queue, |q| {
+                    with_symbol(rt, kernel, "Kernel", |symbol| {
+                        let config = launch_config(size, props)?;
+                        let args = kernel_args(count, ptrs, sizes)?;
+                        rt.launch_kernel(q, d, symbol, config, args)
+                    })
+                })
             })
         },
     )

@@ -142,17 +142,18 @@ fn memcpy(
             args::with_runtime(|rt| {
                 let dd = args::device(rt, dst_device, "DstDevice")?;
                 let sd = args::device(rt, src_device, "SrcDevice")?;
-                let queue = queue_args::optional_queue(rt, queue)?;
-                let dst = args::non_null(dst, "DstPtr")?;
-                let src = args::non_null(src, "SrcPtr")?;
-                if validation_enabled() {
-                    rt.check_range("DstPtr", dst, size, dd)?;
-                    rt.check_range("SrcPtr", src, size, sd)?;
-                }
-                match queue {
-                    None => rt.mem_copy(dst, dd, src, sd, size),
-                    Some(q) => rt.enqueue_copy(&q, dst, dd, src, sd, size),
-                }
+                queue_args::with_optional_queue(rt, queue, |queue| {
+                    let dst = args::non_null(dst, "DstPtr")?;
+                    let src = args::non_null(src, "SrcPtr")?;
+                    if validation_enabled() {
+                        rt.check_range("DstPtr", dst, size, dd)?;
+                        rt.check_range("SrcPtr", src, size, sd)?;
+                    }
+                    match queue {
+                        None => rt.mem_copy(dst, dd, src, sd, size),
+                        Some(q) => rt.enqueue_copy(q, dst, dd, src, sd, size),
+                    }
+                })
             })
         },
     )
@@ -199,29 +200,31 @@ fn mem_fill(
         },
         || {
             args::with_runtime(|rt| {
-                let queue = queue_args::optional_queue(rt, queue)?;
-                let ptr = args::non_null(ptr, "Ptr")?;
-                let pattern_addr = args::non_null(pattern, "PatternPtr")?;
-                crate::runtime::Runtime::check_fill(pattern_size, fill_size)?;
-                // SAFETY: non-NULL, and the caller promises `PatternSize` readable bytes. The
-                // pattern is copied before the call returns.
-                let pattern =
-                    unsafe { std::slice::from_raw_parts(pattern_addr as *const u8, pattern_size) }
-                        .to_vec();
-                let device = match &queue {
-                    Some(q) => q.device.clone(),
-                    None => rt.device_of_pointer(ptr).clone(),
-                };
-                if validation_enabled() {
-                    rt.check_range("Ptr", ptr, fill_size, &device)?;
-                }
-                if fill_size == 0 {
-                    return Ok(());
-                }
-                match queue {
-                    None => device.imp.fill(ptr, &pattern, fill_size),
-                    Some(q) => rt.enqueue_fill(&q, ptr, pattern, fill_size),
-                }
+                queue_args::with_optional_queue(rt, queue, |queue| {
+                    let ptr = args::non_null(ptr, "Ptr")?;
+                    let pattern_addr = args::non_null(pattern, "PatternPtr")?;
+                    crate::runtime::Runtime::check_fill(pattern_size, fill_size)?;
+                    // SAFETY: non-NULL, and the caller promises `PatternSize` readable bytes. The
+                    // pattern is copied before the call returns.
+                    let pattern = unsafe {
+                        std::slice::from_raw_parts(pattern_addr as *const u8, pattern_size)
+                    }
+                    .to_vec();
+                    let device = match queue {
+                        Some(q) => q.device.clone(),
+                        None => rt.device_of_pointer(ptr).clone(),
+                    };
+                    if validation_enabled() {
+                        rt.check_range("Ptr", ptr, fill_size, &device)?;
+                    }
+                    if fill_size == 0 {
+                        return Ok(());
+                    }
+                    match queue {
+                        None => device.imp.fill(ptr, &pattern, fill_size),
+                        Some(q) => rt.enqueue_fill(q, ptr, pattern, fill_size),
+                    }
+                })
             })
         },
     )

@@ -25,6 +25,23 @@ pub(crate) fn live_program(rt: &Runtime, program: ol_program_handle_t) -> Result
     )
 }
 
+/// Runs `f` with the live symbol a handle names (the launch path: no reference taken).
+pub(crate) fn with_symbol<R>(
+    rt: &Runtime,
+    symbol: ol_symbol_handle_t,
+    name: &str,
+    f: impl FnOnce(&Arc<Symbol>) -> Result<R>,
+) -> Result<R> {
+    args::with_live(
+        &rt.symbols,
+        symbol,
+        name,
+        "symbol (or its program was destroyed)",
+        ErrorCode::InvalidArgument,
+        f,
+    )
+}
+
 pub(crate) fn live_symbol(
     rt: &Runtime,
     symbol: ol_symbol_handle_t,

@@ -73,8 +73,19 @@ pub struct KernelArgs {
 
 impl KernelArgs {
     /// Copies each argument's value.
-    pub fn from_values<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Self {
-        let mut args = KernelArgs::default();
+    pub fn from_values<'a>(values: impl IntoIterator<Item = &'a [u8]> + Clone) -> Self {
+        // One allocation per vector: launches are a hot path.
+        let (count, bytes) = values
+            .clone()
+            .into_iter()
+            .fold((0usize, 0usize), |(n, b), v: &[u8]| {
+                (n + 1, b.next_multiple_of(16) + v.len())
+            });
+        let mut args = KernelArgs {
+            bytes: Vec::with_capacity(bytes),
+            offsets: Vec::with_capacity(count),
+            sizes: Vec::with_capacity(count),
+        };
         for v in values {
             let at = args.bytes.len().next_multiple_of(16);
             args.bytes.resize(at, 0);

@@ -4,8 +4,10 @@
 //! stale handle can never name a newer object, even across olShutDown and olInit.
 
 use parking_lot::RwLock;
+use std::any::Any;
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Handle values start high and step by 16, so they look like aligned pointers in traces
@@ -16,6 +18,27 @@ static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(FIRST_HANDLE);
 /// A handle value no other object of this process has had.
 pub fn new_handle() -> usize {
     NEXT_HANDLE.fetch_add(16, Ordering::Relaxed)
+}
+
+/// Bumped whenever any handle of any table ends, so per-thread caches of live objects
+/// know to forget what they hold.
+static REMOVALS: AtomicU64 = AtomicU64::new(0);
+
+/// Entries of a thread's cache of recently used objects, indexed by handle.
+const CACHE_SLOTS: usize = 8;
+
+type CachedObject = Option<(usize, Arc<dyn Any + Send + Sync>)>;
+
+/// A thread's recently used live objects, valid while `REMOVALS` is still `removals`.
+struct ThreadCache {
+    removals: u64,
+    slots: [CachedObject; CACHE_SLOTS],
+}
+
+thread_local! {
+    static CACHE: RefCell<ThreadCache> = const {
+        RefCell::new(ThreadCache { removals: u64::MAX, slots: [const { None }; CACHE_SLOTS] })
+    };
 }
 
 pub struct HandleTable<T> {
@@ -44,12 +67,16 @@ impl<T> HandleTable<T> {
 
     /// Ends the handle's life; the object lives on while others hold it.
     pub fn remove(&self, handle: usize) -> Option<Arc<T>> {
-        self.live.write().remove(&handle)
+        let removed = self.live.write().remove(&handle);
+        REMOVALS.fetch_add(1, Ordering::Release);
+        removed
     }
 
     /// Every live object, for shutdown.
     pub fn drain(&self) -> Vec<Arc<T>> {
-        self.live.write().drain().map(|(_, v)| v).collect()
+        let all = self.live.write().drain().map(|(_, v)| v).collect();
+        REMOVALS.fetch_add(1, Ordering::Release);
+        all
     }
 
     pub fn len(&self) -> usize {
@@ -61,9 +88,57 @@ impl<T> HandleTable<T> {
     }
 }
 
+impl<T: Send + Sync + 'static> HandleTable<T> {
+    /// Runs `f` with the live object `handle` names, or answers `None`. Hot calls use it:
+    /// a thread's recently used objects are kept in a per-thread cache that is checked
+    /// against one shared counter, so threads using the same object write no shared
+    /// cache line (no lock word, no reference count).
+    pub fn with_live<R>(&self, handle: usize, f: impl FnOnce(&Arc<T>) -> R) -> Option<R> {
+        let removals = REMOVALS.load(Ordering::Acquire);
+        let slot = (handle >> 4) % CACHE_SLOTS;
+        CACHE.with(|cache| {
+            // A nested call (a host callback run by a sync on this thread) finds the cache
+            // in use and takes the table's lock instead.
+            let Ok(mut cache) = cache.try_borrow_mut() else {
+                return self.get(handle).map(|object| f(&object));
+            };
+            if cache.removals != removals {
+                cache.slots = [const { None }; CACHE_SLOTS];
+                cache.removals = removals;
+            }
+            if let Some((h, object)) = &cache.slots[slot] {
+                if *h == handle {
+                    // The cache holds the table's own `Arc`, so callers get `&Arc<T>`.
+                    if let Some(object) = object.downcast_ref::<Arc<T>>() {
+                        return Some(f(object));
+                    }
+                }
+            }
+            let object = self.get(handle)?;
+            cache.slots[slot] = Some((handle, Arc::new(object.clone())));
+            Some(f(&object))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cached_lookups_see_removals() {
+        let table = HandleTable::default();
+        let a = table.insert(Arc::new(String::from("a")));
+        assert_eq!(table.with_live(a, |s| s.to_string()).as_deref(), Some("a"));
+        assert_eq!(table.with_live(a, |s| s.len()), Some(1));
+        table.remove(a);
+        assert_eq!(table.with_live(a, |s| s.len()), None);
+        // A handle of another table (another type) is not found here.
+        let other = HandleTable::default();
+        let b = other.insert(Arc::new(7u32));
+        assert_eq!(other.with_live(b, |v| **v), Some(7));
+        assert_eq!(table.with_live(b, |s| s.len()), None);
+    }
 
     #[test]
     fn handles_are_never_reused() {
