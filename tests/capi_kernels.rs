@@ -382,6 +382,14 @@ fn kernels_through_the_c_api() {
         [4usize].as_ptr(),
     ));
     ok(olDestroyProgram(program));
+    ok(olSyncQueue(q));
+    // The last launch is done and nothing else holds the program (this thread's cached
+    // symbols included): it is unloaded.
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    assert!(
+        !maps.contains("memfd:liboffload"),
+        "the destroyed program is still mapped"
+    );
     fails(
         olGetSymbol(program, c"saxpy".as_ptr(), OL_SYMBOL_KIND_KERNEL, &mut slow),
         OL_ERRC_INVALID_ARGUMENT,
@@ -397,7 +405,6 @@ fn kernels_through_the_c_api() {
         ),
         OL_ERRC_INVALID_ARGUMENT,
     );
-    ok(olSyncQueue(q));
     ok(olDestroyQueue(q));
     ok(olShutDown());
 }

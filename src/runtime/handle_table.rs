@@ -41,6 +41,17 @@ thread_local! {
     };
 }
 
+/// Drops this thread's cached references at once (other threads drop theirs at their next
+/// lookup), so the thread that destroys an object does not keep it alive: a destroyed
+/// program is unloaded as soon as its last kernel is done.
+fn forget_cached_on_this_thread() {
+    CACHE.with(|cache| {
+        if let Ok(mut cache) = cache.try_borrow_mut() {
+            cache.slots = [const { None }; CACHE_SLOTS];
+        }
+    });
+}
+
 pub struct HandleTable<T> {
     live: RwLock<HashMap<usize, Arc<T>>>,
 }
@@ -69,6 +80,7 @@ impl<T> HandleTable<T> {
     pub fn remove(&self, handle: usize) -> Option<Arc<T>> {
         let removed = self.live.write().remove(&handle);
         REMOVALS.fetch_add(1, Ordering::Release);
+        forget_cached_on_this_thread();
         removed
     }
 
@@ -76,6 +88,7 @@ impl<T> HandleTable<T> {
     pub fn drain(&self) -> Vec<Arc<T>> {
         let all = self.live.write().drain().map(|(_, v)| v).collect();
         REMOVALS.fetch_add(1, Ordering::Release);
+        forget_cached_on_this_thread();
         all
     }
 
