@@ -1,5 +1,6 @@
 //! The safe, backend-neutral core: init refcount, platforms, devices, memory, ...
 //! Nothing here is `unsafe`; the C layer converts pointers and handles before calling in.
+#![forbid(unsafe_code)]
 
 pub mod config;
 pub mod context;

@@ -8,6 +8,7 @@
 
 use super::kernel_abi::{HostKernelContext, HostKernelFn};
 use super::memfd_loader::LoadedLibrary;
+use super::parallel::parallel_for;
 use crate::plugin::{Kernel, KernelArgs, LaunchConfig};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::worker_pool::{panic_text, WorkerPool};
@@ -147,16 +148,15 @@ impl HostKernel {
             return self.run_cooperative(&grid, total);
         }
         let failure: OnceLock<Error> = OnceLock::new();
-        WorkerPool::global()
-            .parallel_for(total, &|i| {
-                if failure.get().is_some() {
-                    return;
-                }
-                if let Err(e) = grid.run_group(i) {
-                    let _ = failure.set(e);
-                }
-            })
-            .map_err(|panic| self.panicked(&panic))?;
+        parallel_for(total, &|i| {
+            if failure.get().is_some() {
+                return;
+            }
+            if let Err(e) = grid.run_group(i) {
+                let _ = failure.set(e);
+            }
+        })
+        .map_err(|panic| self.panicked(&panic))?;
         match failure.into_inner() {
             Some(e) => Err(e),
             None => Ok(()),

@@ -1,7 +1,7 @@
 //! Raw host memory for the host device: aligned allocation, copies and fills.
 
+use super::parallel::parallel_for;
 use crate::runtime::error::{Error, Result};
-use crate::runtime::worker_pool::WorkerPool;
 use std::alloc::Layout;
 
 /// Every block is aligned to a cache line. Not more: glibc serves page-aligned requests
@@ -44,12 +44,11 @@ const PARALLEL_CHUNK: usize = 1 << 20;
 /// Runs `piece(offset, length)` over `[0, size)` in pieces of `chunk` bytes, on every
 /// core. Returns false if a piece panicked (then the caller redoes the whole range).
 fn in_parallel_pieces(size: usize, chunk: usize, piece: &(dyn Fn(usize, usize) + Sync)) -> bool {
-    WorkerPool::global()
-        .parallel_for(size.div_ceil(chunk), &|i| {
-            let at = i * chunk;
-            piece(at, chunk.min(size - at));
-        })
-        .is_ok()
+    parallel_for(size.div_ceil(chunk), &|i| {
+        let at = i * chunk;
+        piece(at, chunk.min(size - at));
+    })
+    .is_ok()
 }
 
 pub fn copy(dst: usize, src: usize, size: usize) {

@@ -12,6 +12,7 @@ mod kernel;
 pub mod kernel_abi;
 mod memfd_loader;
 mod memory;
+pub mod parallel;
 mod program;
 
 pub use elf_image::select_host_image;

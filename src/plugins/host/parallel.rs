@@ -1,0 +1,168 @@
+//! Spreading one launch (or one large copy) over the worker pool: `parallel_for` runs
+//! `body(i)` for every index on the calling thread and on idle workers, borrowing `body`
+//! for the duration of the call.
+
+use crate::runtime::worker_pool::{panic_text, WorkerPool};
+use parking_lot::{Condvar, Mutex};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Runs `body(i)` for every `i` in `0..count`, on the calling thread and on as many
+/// idle workers as can help, and returns when all are done. The caller takes indices
+/// too, so the call finishes even when every worker is busy elsewhere. A panic in
+/// `body` stops further indices and is returned as its message.
+pub fn parallel_for(count: usize, body: &(dyn Fn(usize) + Sync)) -> Result<(), String> {
+    let pool = WorkerPool::global();
+    if count <= 1 || pool.threads() <= 1 {
+        return run_indices(&Shared::detached(count), body);
+    }
+    // Helpers get `body` as a raw pointer, which may outlive the borrow harmlessly: they
+    // turn it back into a reference only between `enter` and `leave`, and `finish` below
+    // waits until no helper is inside and none can enter again.
+    // SAFETY: only the lifetime of the (fat) pointer changes, not its value or type.
+    let body_ptr = BodyPtr(unsafe {
+        std::mem::transmute::<
+            *const (dyn Fn(usize) + Sync + '_),
+            *const (dyn Fn(usize) + Sync + 'static),
+        >(body)
+    });
+    let shared = Arc::new(Shared::detached(count));
+    for _ in 0..(count - 1).min(pool.threads() - 1) {
+        let shared = shared.clone();
+        let body_ptr = BodyPtr(body_ptr.0);
+        pool.spawn(move || {
+            let body_ptr = body_ptr; // the whole `Send` wrapper, not its field
+            if shared.enter() {
+                // SAFETY: entered, so the caller is still inside `parallel_for` and `body`
+                // is alive until this helper calls `leave` (see above).
+                let body = unsafe { &*body_ptr.0 };
+                let result = run_indices(&shared, body);
+                shared.leave(result);
+            }
+        });
+    }
+    let mine = run_indices(&shared, body);
+    shared.finish(mine)
+}
+
+/// The caller's `body`, sent to helpers.
+struct BodyPtr(*const (dyn Fn(usize) + Sync + 'static));
+// SAFETY: `body` is `Sync`, so using it from helper threads is sound; the pointer is only
+// dereferenced while the caller keeps it alive (see `parallel_for`).
+unsafe impl Send for BodyPtr {}
+
+struct HelperState {
+    closed: bool,
+    active: usize,
+    error: Option<String>,
+}
+
+struct Shared {
+    next: AtomicUsize,
+    count: usize,
+    stop: AtomicBool,
+    state: Mutex<HelperState>,
+    done: Condvar,
+}
+
+impl Shared {
+    fn detached(count: usize) -> Self {
+        Shared {
+            next: AtomicUsize::new(0),
+            count,
+            stop: AtomicBool::new(false),
+            state: Mutex::new(HelperState {
+                closed: false,
+                active: 0,
+                error: None,
+            }),
+            done: Condvar::new(),
+        }
+    }
+
+    fn enter(&self) -> bool {
+        let mut s = self.state.lock();
+        if s.closed || self.next.load(Ordering::Relaxed) >= self.count {
+            return false;
+        }
+        s.active += 1;
+        true
+    }
+
+    fn leave(&self, result: Result<(), String>) {
+        let mut s = self.state.lock();
+        s.active -= 1;
+        if let Err(e) = result {
+            s.error.get_or_insert(e);
+        }
+        self.done.notify_all();
+    }
+
+    fn finish(&self, mine: Result<(), String>) -> Result<(), String> {
+        let mut s = self.state.lock();
+        s.closed = true;
+        while s.active > 0 {
+            self.done.wait(&mut s);
+        }
+        mine?;
+        match s.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+fn run_indices(shared: &Shared, body: &(dyn Fn(usize) + Sync)) -> Result<(), String> {
+    loop {
+        if shared.stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let i = shared.next.fetch_add(1, Ordering::Relaxed);
+        if i >= shared.count {
+            return Ok(());
+        }
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| body(i))) {
+            shared.stop.store(true, Ordering::Relaxed);
+            return Err(panic_text(&panic));
+        }
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    #[test]
+    fn every_index_runs_once() {
+        let hits: Vec<AtomicU64> = (0..1000).map(|_| AtomicU64::new(0)).collect();
+        parallel_for(hits.len(), &|i| {
+            hits[i].fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+        assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+    }
+
+    #[test]
+    fn a_panic_is_reported() {
+        let r = parallel_for(64, &|i| {
+            if i == 7 {
+                panic!("index seven");
+            }
+        });
+        assert_eq!(r.unwrap_err(), "index seven");
+    }
+
+    #[test]
+    fn nested_parallel_for_completes() {
+        let total = AtomicU64::new(0);
+        parallel_for(8, &|_| {
+            parallel_for(8, &|_| {
+                total.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        })
+        .unwrap();
+        assert_eq!(total.load(Ordering::Relaxed), 64);
+    }
+}
