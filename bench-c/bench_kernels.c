@@ -116,6 +116,26 @@ static double sync_launch_us(void) {
   return median(t, BATCHES);
 }
 
+static void *sync_launch_thread(void *out) {
+  *(double *)out = sync_launch_us();
+  return NULL;
+}
+
+/* The same from `threads` threads at once, each launching the same kernel: the median of
+ * the threads' medians (launches that share nothing should not slow each other down). */
+static double sync_launch_threads_us(unsigned threads) {
+  pthread_t tid[8];
+  double each[8];
+  if (threads > 8)
+    threads = 8;
+  for (unsigned t = 0; t < threads; ++t)
+    if (pthread_create(&tid[t], NULL, sync_launch_thread, &each[t]) != 0)
+      exit(1);
+  for (unsigned t = 0; t < threads; ++t)
+    pthread_join(tid[t], NULL);
+  return median(each, threads);
+}
+
 static double round_trip_us(ol_queue_handle_t queue) {
   enum { PER_BATCH = 500 };
   double t[BATCHES];
@@ -353,8 +373,13 @@ int main(int argc, char **argv) {
   check(olCreateQueue(host, &queue), "olCreateQueue");
 
   if (all || strcmp(which, "launch") == 0) {
+    char threaded[96];
     report("launch_sync_us", "empty kernel, NULL queue (synchronous), 1 group, us/launch", "us",
            sync_launch_us(), true, 0.3, false);
+    snprintf(threaded, sizeof threaded,
+             "the same from %u threads at once, us/launch per thread", cores);
+    report("launch_sync_threads_us", strdup(threaded), "us", sync_launch_threads_us(cores), false, 0,
+           false);
     report("launch_round_trip_us", "empty kernel on a queue + olSyncQueue, us/round trip", "us",
            round_trip_us(queue), true, 5.0, false);
     report("launch_queued_us", "10,000 queued empty launches + 1 sync, us/launch", "us",
