@@ -5,13 +5,16 @@
 
 use crossbeam_channel::{unbounded, Receiver, Sender, TryRecvError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 /// How long an idle worker keeps looking for work before it sleeps. Waking a sleeping
 /// thread costs tens of microseconds; kernels launched back to back, and queues fed a
 /// command at a time, find a spinning worker instead (OpenMP runtimes do the same).
 const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(100);
+/// The first part of that look is a pure spin; after it the worker yields between looks.
+const PURE_SPIN: Duration = Duration::from_micros(5);
 
 type Task = Box<dyn FnOnce() + Send>;
 
@@ -35,12 +38,15 @@ impl WorkerPool {
 
     fn new(threads: usize) -> Self {
         let (sender, receiver) = unbounded::<Task>();
+        let spinners = Arc::new(AtomicUsize::new(0));
+        let max_spinners = threads.saturating_sub(1).max(1);
         for i in 0..threads {
             let receiver: Receiver<Task> = receiver.clone();
+            let spinners = spinners.clone();
             std::thread::Builder::new()
                 .name(format!("offload-worker-{i}"))
                 .spawn(move || {
-                    while let Some(task) = next_task(&receiver) {
+                    while let Some(task) = next_task(&receiver, &spinners, max_spinners) {
                         // A task reports its own failures; a panic must not kill the worker.
                         let _ = catch_unwind(AssertUnwindSafe(task));
                     }
@@ -60,20 +66,48 @@ impl WorkerPool {
     }
 }
 
-/// The next task: spins for a while, then sleeps until one comes. `None` when the pool
-/// is gone.
-fn next_task(receiver: &Receiver<Task>) -> Option<Task> {
-    let start = Instant::now();
-    loop {
-        match receiver.try_recv() {
-            Ok(task) => return Some(task),
-            Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) if start.elapsed() < SPIN_BEFORE_SLEEP => {
-                std::hint::spin_loop();
-            }
-            Err(TryRecvError::Empty) => return receiver.recv().ok(),
-        }
+/// The next task: looks for one for a while, then sleeps until one comes. `None` when
+/// the pool is gone. At most `max_spinners` workers look at once, leaving a core to the
+/// threads that feed the pool; and after a short pure spin they yield between looks, so
+/// a spinning worker never keeps an application thread off a core.
+fn next_task(
+    receiver: &Receiver<Task>,
+    spinners: &AtomicUsize,
+    max_spinners: usize,
+) -> Option<Task> {
+    match receiver.try_recv() {
+        Ok(task) => return Some(task),
+        Err(TryRecvError::Disconnected) => return None,
+        Err(TryRecvError::Empty) => {}
     }
+    if spinners.fetch_add(1, Ordering::Relaxed) < max_spinners {
+        let start = Instant::now();
+        let mut found = None;
+        while found.is_none() {
+            match receiver.try_recv() {
+                Ok(task) => found = Some(Some(task)),
+                Err(TryRecvError::Disconnected) => found = Some(None),
+                Err(TryRecvError::Empty) => {
+                    let waited = start.elapsed();
+                    if waited >= SPIN_BEFORE_SLEEP {
+                        break;
+                    }
+                    if waited < PURE_SPIN {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+            }
+        }
+        spinners.fetch_sub(1, Ordering::Relaxed);
+        if let Some(task) = found {
+            return task;
+        }
+    } else {
+        spinners.fetch_sub(1, Ordering::Relaxed);
+    }
+    receiver.recv().ok()
 }
 
 pub fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
