@@ -12,14 +12,16 @@ log "cargo clippy --all-targets -- -D warnings"
 if ! cargo clippy --version >/dev/null 2>&1; then rustup component add clippy; fi
 cargo clippy --all-targets -- -D warnings
 log "cargo test"
-cargo test
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+cargo test 2>&1 | tee "$results"
 
 build_and_install
 
 log "C tests against the installed package"
 rm -rf "$BUILD/c-tests"
 build_against_install "$ROOT/c-tests" "$BUILD/c-tests"
-ctest --test-dir "$BUILD/c-tests" --output-on-failure -j "$JOBS"
+ctest --test-dir "$BUILD/c-tests" --output-on-failure -j "$JOBS" | tee -a "$results"
 
 log "examples against the installed package"
 build_against_install "$ROOT/examples-c" "$BUILD/examples-c"
@@ -30,3 +32,9 @@ build_against_install "$ROOT/examples-c" "$BUILD/examples-c"
 log "benchmarks build (not run; scripts/run-benchmarks.sh runs them)"
 build_against_install "$ROOT/bench-c" "$BUILD/bench-c"
 log "all checks passed"
+# One closing line for everything: cargo's "test result" lines and ctest's summary
+# (ctest counts a test that exits 77 as not run: a skip).
+awk '/^test result:/ { p += $4; f += $6; s += $8 }
+     / tests passed, [0-9]+ tests failed out of / { f += $4; p += $NF - $4 }
+     /Test +#[0-9]+:.*\*\*\*Skipped/ { k++ }
+     END { printf "tests: %d passed, %d failed, %d skipped\n", p - k, f, s + k }' "$results"
