@@ -2,31 +2,10 @@
  * struct, each checked as the kernel received it. The values are copied when
  * olLaunchKernel returns: changing them before a queued launch runs changes nothing. */
 #include "kernel_test.h"
+#include "kernels/scalars.h"
 
-struct triple { /* as in kernels/host_abi.c */
-  double a;
-  long long b;
-  int c;
-  char d;
-};
-
-struct scalars_out {
-  char c;
-  short s;
-  float f;
-  double d;
-  void *p;
-  struct triple t;
-};
-
-typedef struct {
-  char c;
-  short s;
-  float f;
-  double d;
-  void *p;
-  struct triple t;
-} values_t;
+/* The values sent are laid out as the kernel stores them. */
+typedef struct scalars_out values_t;
 
 static void check_received(const struct scalars_out *got, const values_t *want) {
   CHECK_EQ((unsigned char)got->c, (unsigned char)want->c);

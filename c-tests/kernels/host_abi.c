@@ -1,6 +1,8 @@
 /* Test kernels of the liboffload host kernel ABI v1 (offload/host_kernel.h). */
 #include <offload/host_kernel.h>
 
+#include "scalars.h"
+
 #ifndef VARIANT
 #define VARIANT 1
 #endif
@@ -59,23 +61,7 @@ OL_HOST_KERNEL(grid3d, 1) {
   }
 }
 
-/* Arguments of every size, by value, stored for the test to read. */
-struct triple {
-  double a;
-  long long b;
-  int c;
-  char d;
-};
-
-struct scalars_out {
-  char c;
-  short s;
-  float f;
-  double d;
-  void *p;
-  struct triple t;
-};
-
+/* Arguments of every size, by value, stored for the test to read (layout: scalars.h). */
 OL_HOST_KERNEL(scalars, 7) {
   struct scalars_out *out = OL_HOST_ARG(args, 0, struct scalars_out *);
   out->c = OL_HOST_ARG(args, 1, char);
