@@ -13,43 +13,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_timing.h"
+#include "bench_offload_util.h"
+
 #ifndef BENCH_PROGRAM
 #define BENCH_PROGRAM "bench_kernels.so"
 #endif
 
 static ol_device_handle_t host;
 static ol_symbol_handle_t empty_kernel, saxpy_kernel, saxpy_heavy_kernel;
-
-static void check(ol_result_t r, const char *what) {
-  if (r != OL_SUCCESS) {
-    fprintf(stderr, "%s failed: %s\n", what, r->Details);
-    exit(1);
-  }
-}
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int compare_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *values, size_t n) {
-  qsort(values, n, sizeof *values, compare_double);
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-static bool find_host(ol_device_handle_t device, void *user_data) {
-  ol_device_type_t type = 0;
-  check(olGetDeviceInfo(device, OL_DEVICE_INFO_TYPE, sizeof type, &type), "olGetDeviceInfo");
-  if (type == OL_DEVICE_TYPE_HOST)
-    *(ol_device_handle_t *)user_data = device;
-  return true;
-}
 
 static unsigned char *read_file(const char *path, size_t *size) {
   FILE *f = fopen(path, "rb");
