@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use offload::capi::*;
 use std::ffi::c_void;
-use std::ptr::{null, null_mut};
+use std::ptr::null_mut;
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!(
@@ -74,7 +74,7 @@ fn counter_of(device: ol_device_handle_t, image: &[u8]) -> i32 {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn host_device_accepts_host_images_and_names_foreign_ones() {
-    ok(olInit(null()));
+    ok(olInit());
     let device = host_device();
 
     let plain = fixture("host_x86_64.so");

@@ -25,30 +25,34 @@ fn launch_args(groups: u32, size: u32) -> ol_kernel_launch_size_args_t {
     }
 }
 
-/// A synchronous launch with no properties.
-fn launch_now(
+/// `struct saxpy_args` of c-tests/kernels/host_abi.h.
+#[repr(C)]
+struct SaxpyArgs {
+    a: f32,
+    x: *const f32,
+    y: *mut f32,
+    n: usize,
+}
+
+/// `T`'s bytes as `olLaunchKernel` takes them.
+fn buffer<T>(args: &T) -> (*const c_void, usize) {
+    (args as *const T as *const c_void, std::mem::size_of::<T>())
+}
+
+/// A synchronous launch with the argument struct `args`.
+fn launch_now<T>(
     device: ol_device_handle_t,
     kernel: ol_symbol_handle_t,
     grid: &ol_kernel_launch_size_args_t,
-    count: usize,
-    values: *mut *mut c_void,
-    sizes: *const usize,
+    args: &T,
 ) -> ol_result_t {
-    olLaunchKernel(
-        null_mut(),
-        device,
-        kernel,
-        grid,
-        null(),
-        count,
-        values,
-        sizes,
-    )
+    let (data, size) = buffer(args);
+    olLaunchKernel(null_mut(), device, kernel, data, size, grid)
 }
 
 #[test]
 fn kernels_through_the_c_api() {
-    ok(olInit(null()));
+    ok(olInit());
     let device = host_device();
     let image = host_support::host_abi();
 
@@ -106,23 +110,15 @@ fn kernels_through_the_c_api() {
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let mut y = vec![1.0f32; n];
     let a = 2.0f32;
-    let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
-    let mut values: [*mut c_void; 4] = [
-        &a as *const f32 as *mut c_void,
-        &xp as *const _ as *mut c_void,
-        &yp as *const _ as *mut c_void,
-        &n as *const usize as *mut c_void,
-    ];
-    let sizes = [4usize, 8, 8, 8];
+    let saxpy = SaxpyArgs {
+        a,
+        x: x.as_ptr(),
+        y: y.as_mut_ptr(),
+        n,
+    };
+    let (saxpy_data, saxpy_size) = buffer(&saxpy);
     let grid = launch_args((n / 256) as u32, 256);
-    ok(launch_now(
-        device,
-        kernel,
-        &grid,
-        4,
-        values.as_mut_ptr(),
-        sizes.as_ptr(),
-    ));
+    ok(launch_now(device, kernel, &grid, &saxpy));
     assert!(y
         .iter()
         .enumerate()
@@ -130,14 +126,7 @@ fn kernels_through_the_c_api() {
     let mut q = null_mut();
     ok(olCreateQueue(device, &mut q));
     ok(olLaunchKernel(
-        q,
-        device,
-        kernel,
-        &grid,
-        null(),
-        4,
-        values.as_mut_ptr(),
-        sizes.as_ptr(),
+        q, device, kernel, saxpy_data, saxpy_size, &grid,
     ));
     ok(olSyncQueue(q));
     assert!(y
@@ -175,17 +164,15 @@ fn kernels_through_the_c_api() {
         &mut size as *mut usize as *mut c_void,
     ));
     assert_eq!(size, 8);
-    let delta = 5i32;
-    let mut bump_args: [*mut c_void; 1] = [&delta as *const i32 as *mut c_void];
+    let delta = 5i32; // struct bump_args { int delta; }
+    let (bump_data, bump_size) = buffer(&delta);
     ok(olLaunchKernel(
         q,
         device,
         bump,
+        bump_data,
+        bump_size,
         &launch_args(1, 1),
-        null(),
-        1,
-        bump_args.as_mut_ptr(),
-        [4usize].as_ptr(),
     ));
     ok(olSyncQueue(q));
     let mut value = 0i64;
@@ -232,14 +219,7 @@ fn kernels_through_the_c_api() {
         OL_ERRC_INVALID_ENUMERATION,
     );
     fails(
-        launch_now(
-            device,
-            counter,
-            &grid,
-            4,
-            values.as_mut_ptr(),
-            sizes.as_ptr(),
-        ),
+        launch_now(device, counter, &grid, &saxpy),
         OL_ERRC_SYMBOL_KIND,
     );
     ok(olGetSymbol(
@@ -248,23 +228,17 @@ fn kernels_through_the_c_api() {
         OL_SYMBOL_KIND_KERNEL,
         &mut kernel,
     ));
+    // An argument buffer of another size than the kernel's struct, and a NULL one.
     fails(
-        launch_now(
-            device,
-            kernel,
-            &grid,
-            3,
-            values.as_mut_ptr(),
-            sizes.as_ptr(),
-        ),
+        olLaunchKernel(null_mut(), device, kernel, saxpy_data, 24, &grid),
         OL_ERRC_INVALID_ARGUMENT,
     );
     fails(
-        launch_now(device, kernel, &grid, 4, null_mut(), null()),
+        olLaunchKernel(null_mut(), device, kernel, null(), saxpy_size, &grid),
         OL_ERRC_INVALID_ARGUMENT,
     );
     fails(
-        launch_now(device, kernel, &grid, 4, values.as_mut_ptr(), null()),
+        olLaunchKernel(null_mut(), device, kernel, null(), 0, &grid),
         OL_ERRC_INVALID_ARGUMENT,
     );
     fails(
@@ -272,11 +246,9 @@ fn kernels_through_the_c_api() {
             null_mut(),
             device,
             kernel,
+            saxpy_data,
+            saxpy_size,
             &launch_args(0, 256),
-            null(),
-            4,
-            values.as_mut_ptr(),
-            sizes.as_ptr(),
         ),
         OL_ERRC_INVALID_ARGUMENT,
     );
@@ -285,11 +257,9 @@ fn kernels_through_the_c_api() {
             null_mut(),
             device,
             kernel,
+            saxpy_data,
+            saxpy_size,
             &launch_args(1, 0),
-            null(),
-            4,
-            values.as_mut_ptr(),
-            sizes.as_ptr(),
         ),
         OL_ERRC_INVALID_ARGUMENT,
     );
@@ -298,38 +268,20 @@ fn kernels_through_the_c_api() {
             null_mut(),
             device,
             kernel,
+            saxpy_data,
+            saxpy_size,
             &launch_args(1, 4096),
-            null(),
-            4,
-            values.as_mut_ptr(),
-            sizes.as_ptr(),
         ),
         OL_ERRC_INVALID_ARGUMENT,
     );
     let mut zero_dims = grid;
     zero_dims.Dimensions = 0;
     fails(
-        launch_now(
-            device,
-            kernel,
-            &zero_dims,
-            4,
-            values.as_mut_ptr(),
-            sizes.as_ptr(),
-        ),
+        launch_now(device, kernel, &zero_dims, &saxpy),
         OL_ERRC_INVALID_ARGUMENT,
     );
     fails(
-        olLaunchKernel(
-            null_mut(),
-            device,
-            kernel,
-            null(),
-            null(),
-            4,
-            values.as_mut_ptr(),
-            sizes.as_ptr(),
-        ),
+        olLaunchKernel(null_mut(), device, kernel, saxpy_data, saxpy_size, null()),
         OL_ERRC_INVALID_NULL_POINTER,
     );
     let yes = true;
@@ -344,15 +296,14 @@ fn kernels_through_the_c_api() {
         },
     ];
     fails(
-        olLaunchKernel(
+        olLaunchKernelWithProperties(
             null_mut(),
             device,
             kernel,
+            saxpy_data,
+            saxpy_size,
             &grid,
             props.as_ptr(),
-            4,
-            values.as_mut_ptr(),
-            sizes.as_ptr(),
         ),
         OL_ERRC_INVALID_ENUMERATION,
     );
@@ -375,11 +326,9 @@ fn kernels_through_the_c_api() {
         q,
         device,
         bump,
+        bump_data,
+        bump_size,
         &launch_args(1, 1),
-        null(),
-        1,
-        bump_args.as_mut_ptr(),
-        [4usize].as_ptr(),
     ));
     ok(olDestroyProgram(program));
     ok(olSyncQueue(q));
@@ -395,14 +344,7 @@ fn kernels_through_the_c_api() {
         OL_ERRC_INVALID_ARGUMENT,
     );
     fails(
-        launch_now(
-            device,
-            kernel,
-            &grid,
-            4,
-            values.as_mut_ptr(),
-            sizes.as_ptr(),
-        ),
+        launch_now(device, kernel, &grid, &saxpy),
         OL_ERRC_INVALID_ARGUMENT,
     );
     ok(olDestroyQueue(q));

@@ -8,11 +8,17 @@ fn generate() -> String {
     let mut config =
         cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
     config.after_includes = Some(format!(
-        "\n/* The version of this header; olGetVersion reports the library's. */\n\
-         #define OL_VERSION_MAJOR {}\n#define OL_VERSION_MINOR {}\n#define OL_VERSION_PATCH {}\n\n\
-         /** Success: a NULL ol_result_t. */\n#define OL_SUCCESS NULL\n\n\
-         #if defined(_WIN32)\n#define OL_APICALL __cdecl\n#define OL_APIEXPORT __declspec(dllimport)\n\
-         #else\n#define OL_APICALL\n#define OL_APIEXPORT __attribute__((visibility(\"default\")))\n#endif\n\n\
+        "\n/* The version of LLVM's liboffload API this header implements (LLVM 22.1's). */\n\
+         #ifndef OL_VERSION_MAJOR\n#define OL_VERSION_MAJOR 0\n#endif\n\
+         #ifndef OL_VERSION_MINOR\n#define OL_VERSION_MINOR 0\n#endif\n\
+         #ifndef OL_VERSION_PATCH\n#define OL_VERSION_PATCH 1\n#endif\n\n\
+         /* This library's own version; olGetVersion reports the one running. */\n\
+         #define LIBOFFLOAD_VERSION_MAJOR {}\n#define LIBOFFLOAD_VERSION_MINOR {}\n\
+         #define LIBOFFLOAD_VERSION_PATCH {}\n\n\
+         /** Success: a NULL ol_result_t. */\n#ifndef OL_SUCCESS\n#define OL_SUCCESS NULL\n#endif\n\n\
+         #ifndef OL_APICALL\n#if defined(_WIN32)\n#define OL_APICALL __cdecl\n#else\n#define OL_APICALL\n#endif\n#endif\n\
+         #ifndef OL_APIEXPORT\n#if defined(_WIN32)\n#define OL_APIEXPORT __declspec(dllimport)\n\
+         #else\n#define OL_APIEXPORT __attribute__((visibility(\"default\")))\n#endif\n#endif\n\n\
          /** Initialiser of ol_init_args_t: every backend. */\n\
          #define OL_INIT_ARGS_INIT {{sizeof(ol_init_args_t), 0, NULL}}\n\n\
          /** The last element of an ol_kernel_launch_prop_t array. */\n\

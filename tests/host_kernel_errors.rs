@@ -133,12 +133,12 @@ fn launches_that_cannot_run_are_refused() {
         .unwrap_err();
     assert_eq!(code(&e), ErrorCode::InvalidArgument, "{e}");
     assert!(
-        e.details.contains("takes 4 arguments") && e.details.contains("gives 1"),
+        e.details.contains("takes a 32-byte argument buffer") && e.details.contains("is 4"),
         "{e}"
     );
 
     let local = match dev.info(offload::plugin::DeviceInfo::WorkGroupLocalMemSize) {
-        Ok(offload::plugin::InfoValue::U32(n)) => n as usize,
+        Ok(offload::plugin::InfoValue::U64(n)) => n as usize,
         other => panic!("local memory size: {other:?}"),
     };
     let empty = program.kernel("empty").unwrap();
@@ -197,12 +197,18 @@ fn markers_are_checked() {
         .unwrap()
         .launch(&grid1(3, 1), &KernelArgs::default())
         .unwrap();
-    let e = program.kernel("future").err().unwrap();
-    assert_eq!(code(&e), ErrorCode::InvalidBinary, "{e}");
-    assert!(e.details.contains("ABI version 2"), "{e}");
+    for (kernel, version) in [("future", 3), ("old", 1)] {
+        let e = program.kernel(kernel).err().unwrap();
+        assert_eq!(code(&e), ErrorCode::InvalidBinary, "{e}");
+        assert!(
+            e.details.contains(&format!("ABI version {version}"))
+                && e.details.contains("implements version 2"),
+            "{e}"
+        );
+    }
 
     for (define, words) in [
-        ("-DBAD_MAGIC", "not a host kernel ABI v1 marker"),
+        ("-DBAD_MAGIC", "not a host kernel ABI v2 marker"),
         ("-DORPHAN", "no function 'hidden_kernel'"),
     ] {
         let e = device()

@@ -40,13 +40,19 @@ fn iterate(
 }
 
 const DEVICE_INFO_EXPECTED: &str =
-    "an ol_device_info_t from OL_DEVICE_INFO_TYPE (0) to OL_DEVICE_INFO_NUM_LANES (19)";
+    "an ol_device_info_t: OL_DEVICE_INFO_TYPE (0) to OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF (28), or the extension OL_DEVICE_INFO_NUM_LANES (0x10000)";
 
-fn device_info(device: ol_device_handle_t, key: u32) -> Result<(InfoValue, DeviceInfo)> {
+/// Runs `f` with the device's (cached) answer for `key`.
+fn with_device_info<R>(
+    device: ol_device_handle_t,
+    key: u32,
+    f: impl FnOnce(&InfoValue, DeviceInfo) -> Result<R>,
+) -> Result<R> {
     args::with_runtime(|rt| {
         let d = args::device(rt, device, "Device")?;
         let key: DeviceInfo = args::enumeration(key, "PropName", DEVICE_INFO_EXPECTED)?;
-        Ok((d.info(key)?, key))
+        let value = d.info_ref(key).as_ref().map_err(Clone::clone)?;
+        f(value, key)
     })
 }
 
@@ -55,7 +61,7 @@ fn device_info(device: ol_device_handle_t, key: u32) -> Result<(InfoValue, Devic
 #[no_mangle]
 pub extern "C" fn olGetDeviceInfo(
     Device: ol_device_handle_t,
-    PropName: ol_device_info_t,
+    PropName: ol_device_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
 ) -> ol_result_t {
@@ -66,7 +72,7 @@ pub extern "C" fn olGetDeviceInfo(
 #[no_mangle]
 pub extern "C" fn olGetDeviceInfoWithCodeLoc(
     Device: ol_device_handle_t,
-    PropName: ol_device_info_t,
+    PropName: ol_device_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
     CodeLocation: *mut ol_code_location_t,
@@ -81,16 +87,16 @@ fn get_info(
     out: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    let handle = device as *const c_void;
-    info::get(
+    // Written in place from the device's cached answer: callers poll info in loops.
+    crate::capi::entry::call(
         "olGetDeviceInfo",
-        "Device",
-        handle,
-        key,
-        size,
-        out,
         loc,
-        || device_info(device, key),
+        || format!("Device={device:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
+        || {
+            with_device_info(device, key, |value, k| {
+                info::write_value(value, k, size, out)
+            })
+        },
     )
 }
 
@@ -98,7 +104,7 @@ fn get_info(
 #[no_mangle]
 pub extern "C" fn olGetDeviceInfoSize(
     Device: ol_device_handle_t,
-    PropName: ol_device_info_t,
+    PropName: ol_device_info_raw_t,
     PropSizeRet: *mut usize,
 ) -> ol_result_t {
     get_info_size(Device, PropName, PropSizeRet, null())
@@ -108,7 +114,7 @@ pub extern "C" fn olGetDeviceInfoSize(
 #[no_mangle]
 pub extern "C" fn olGetDeviceInfoSizeWithCodeLoc(
     Device: ol_device_handle_t,
-    PropName: ol_device_info_t,
+    PropName: ol_device_info_raw_t,
     PropSizeRet: *mut usize,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {
@@ -121,14 +127,10 @@ fn get_info_size(
     out: *mut usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    let handle = device as *const c_void;
-    info::get_size(
+    crate::capi::entry::call(
         "olGetDeviceInfoSize",
-        "Device",
-        handle,
-        key,
-        out,
         loc,
-        || device_info(device, key),
+        || format!("Device={device:p}, PropName={key}, PropSizeRet={out:p}"),
+        || with_device_info(device, key, |value, _| info::write_size(value, out)),
     )
 }

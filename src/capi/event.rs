@@ -130,7 +130,7 @@ fn event_info(event: ol_event_handle_t, key: u32) -> Result<(InfoValue, EventInf
 #[no_mangle]
 pub extern "C" fn olGetEventInfo(
     Event: ol_event_handle_t,
-    PropName: ol_event_info_t,
+    PropName: ol_event_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
 ) -> ol_result_t {
@@ -141,7 +141,7 @@ pub extern "C" fn olGetEventInfo(
 #[no_mangle]
 pub extern "C" fn olGetEventInfoWithCodeLoc(
     Event: ol_event_handle_t,
-    PropName: ol_event_info_t,
+    PropName: ol_event_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
     CodeLocation: *mut ol_code_location_t,
@@ -173,7 +173,7 @@ fn get_info(
 #[no_mangle]
 pub extern "C" fn olGetEventInfoSize(
     Event: ol_event_handle_t,
-    PropName: ol_event_info_t,
+    PropName: ol_event_info_raw_t,
     PropSizeRet: *mut usize,
 ) -> ol_result_t {
     get_info_size(Event, PropName, PropSizeRet, null())
@@ -183,7 +183,7 @@ pub extern "C" fn olGetEventInfoSize(
 #[no_mangle]
 pub extern "C" fn olGetEventInfoSizeWithCodeLoc(
     Event: ol_event_handle_t,
-    PropName: ol_event_info_t,
+    PropName: ol_event_info_raw_t,
     PropSizeRet: *mut usize,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {

@@ -7,27 +7,38 @@ use crate::runtime::error::{Error, Result};
 use std::ffi::c_void;
 
 pub fn write_value(
-    value: InfoValue,
+    value: &InfoValue,
     key: impl std::fmt::Debug,
     prop_size: usize,
     out: *mut c_void,
 ) -> Result<()> {
-    let out = args::non_null(out, "PropValue")?;
+    let out = args::non_null(out, "PropValue")? as *mut u8;
     let needed = value.size();
     if prop_size < needed {
         return Err(Error::invalid_size(format!(
             "PropSize is {prop_size} bytes but {key:?} needs {needed}; ask olGet...InfoSize for the size"
         )));
     }
-    value.with_bytes(|bytes| {
-        // SAFETY: `out` is non-NULL and the caller promises `prop_size` writable bytes
-        // there; `bytes.len() == needed <= prop_size`.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out as *mut u8, bytes.len()) };
-    });
+    // SAFETY: `out` is non-NULL and the caller promises `prop_size >= needed` writable
+    // bytes there; each arm writes exactly `needed` bytes (scalars unaligned, since C
+    // callers may pass any buffer).
+    unsafe {
+        match value {
+            InfoValue::Str(s) => {
+                std::ptr::copy_nonoverlapping(s.as_ptr(), out, s.len());
+                *out.add(s.len()) = 0;
+            }
+            InfoValue::U32(x) => (out as *mut u32).write_unaligned(*x),
+            InfoValue::U64(x) => (out as *mut u64).write_unaligned(*x),
+            InfoValue::Usize(x) | InfoValue::Handle(x) => (out as *mut usize).write_unaligned(*x),
+            InfoValue::Bool(b) => (out as *mut bool).write(*b),
+            InfoValue::Dims(d) => (out as *mut [u32; 3]).write_unaligned(*d),
+        }
+    }
     Ok(())
 }
 
-pub fn write_size(value: InfoValue, out: *mut usize) -> Result<()> {
+pub fn write_size(value: &InfoValue, out: *mut usize) -> Result<()> {
     *args::out_ptr(out, "PropSizeRet")? = value.size();
     Ok(())
 }
@@ -54,7 +65,7 @@ pub fn get<K: std::fmt::Debug>(
         },
         || {
             let (value, key) = lookup()?;
-            write_value(value, key, prop_size, out)
+            write_value(&value, key, prop_size, out)
         },
     )
 }
@@ -73,6 +84,6 @@ pub fn get_size<K>(
         function,
         loc,
         || format!("{handle_name}={handle:p}, PropName={key}, PropSizeRet={out:p}"),
-        || write_size(lookup()?.0, out),
+        || write_size(&lookup()?.0, out),
     )
 }

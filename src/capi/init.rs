@@ -1,4 +1,4 @@
-//! olInit, olShutDown, olGetVersion.
+//! olInit, olInitWithArgs, olShutDown, olGetVersion.
 #![allow(non_snake_case)]
 
 use crate::capi::args;
@@ -9,17 +9,30 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::{self, InitOptions};
 use std::ptr::null;
 
-/// Initialises the library (reference counted: each call must be matched by one
-/// `olShutDown`). `Args` may be NULL: every backend. A backend whose vendor library is
-/// absent is skipped, not an error.
+/// Initialises the library with every backend (reference counted: each call must be
+/// matched by one `olShutDown`). `OFFLOAD_PLATFORMS` (e.g. `host,cuda`) restricts the
+/// backends. A backend whose vendor library or hardware is absent is skipped, not an error.
 #[no_mangle]
-pub extern "C" fn olInit(Args: *const ol_init_args_t) -> ol_result_t {
-    init(Args, null())
+pub extern "C" fn olInit() -> ol_result_t {
+    init(null(), null())
 }
 
 /// `olInit` with the caller's source location, shown by `OFFLOAD_TRACE=1`.
 #[no_mangle]
-pub extern "C" fn olInitWithCodeLoc(
+pub extern "C" fn olInitWithCodeLoc(CodeLocation: *mut ol_code_location_t) -> ol_result_t {
+    init(null(), CodeLocation)
+}
+
+/// Extension: `olInit` restricted to the backends `Args` lists. `Args` may be NULL:
+/// the same as `olInit`.
+#[no_mangle]
+pub extern "C" fn olInitWithArgs(Args: *const ol_init_args_t) -> ol_result_t {
+    init(Args, null())
+}
+
+/// `olInitWithArgs` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olInitWithArgsWithCodeLoc(
     Args: *const ol_init_args_t,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {
@@ -37,7 +50,9 @@ fn init(args: *const ol_init_args_t, loc: *const ol_code_location_t) -> ol_resul
 
 fn init_options(args: *const ol_init_args_t) -> Result<InitOptions> {
     if args.is_null() {
-        return Ok(InitOptions::default());
+        return Ok(InitOptions {
+            backends: crate::runtime::config::platforms_from_env()?,
+        });
     }
     // SAFETY: non-NULL; the caller passes a pointer to an `ol_init_args_t`. Only `Size`
     // is read before it is checked to cover the whole struct.

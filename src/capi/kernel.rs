@@ -62,67 +62,44 @@ fn cooperative(props: *const ol_kernel_launch_prop_t) -> Result<bool> {
     )))
 }
 
-fn kernel_args(count: usize, ptrs: *mut *mut c_void, sizes: *const usize) -> Result<KernelArgs> {
-    if ptrs.is_null() != sizes.is_null() {
-        return Err(Error::invalid_argument(
-            "exactly one of ArgPtrs and ArgSizes is NULL; both must be NULL (no arguments) or both non-NULL",
-        ));
-    }
-    if count == 0 {
+fn kernel_args(data: *const c_void, size: usize) -> Result<KernelArgs> {
+    if size == 0 {
         return Ok(KernelArgs::default());
     }
-    if ptrs.is_null() {
+    if data.is_null() {
         return Err(Error::invalid_argument(format!(
-            "NumArgs is {count} but ArgPtrs and ArgSizes are NULL"
+            "ArgumentsData is NULL but ArgumentsSize is {size}; expected a pointer to the kernel's {size}-byte argument struct"
         )));
     }
-    // SAFETY: both non-NULL, and the caller promises `NumArgs` entries in each.
-    let (ptrs, sizes) = unsafe {
-        (
-            std::slice::from_raw_parts(ptrs, count),
-            std::slice::from_raw_parts(sizes, count),
-        )
-    };
-    if let Some(i) = (0..count).find(|&i| ptrs[i].is_null() && sizes[i] > 0) {
-        return Err(Error::null_pointer(format!(
-            "ArgPtrs[{i}] is NULL but ArgSizes[{i}] is {}; expected a pointer to the argument's value",
-            sizes[i]
-        )));
-    }
-    let values = ptrs.iter().zip(sizes).map(|(&p, &n)| {
-        if n == 0 {
-            return &[][..];
-        }
-        // SAFETY: non-NULL (checked above), and the caller promises `ArgSizes[i]`
-        // readable bytes; they are copied before the call returns.
-        unsafe { std::slice::from_raw_parts(p as *const u8, n) }
-    });
-    Ok(KernelArgs::from_values(values))
+    // SAFETY: non-NULL, and the caller promises `ArgumentsSize` readable bytes there;
+    // they are copied before the call returns.
+    Ok(KernelArgs::from_bytes(unsafe {
+        std::slice::from_raw_parts(data.cast::<u8>(), size)
+    }))
 }
 
 /// Launches `Kernel` on `Device` over the grid `LaunchSizeArgs`; a NULL `Queue` runs it
-/// synchronously. `ArgPtrs[i]` points to argument i's value of `ArgSizes[i]` bytes;
-/// the values are copied before the call returns.
+/// synchronously. `ArgumentsData` points to the kernel's arguments laid out as a C struct
+/// of its parameters (`ArgumentsSize` bytes; NULL and 0 for none); it is copied before the
+/// call returns.
 #[no_mangle]
 pub extern "C" fn olLaunchKernel(
     Queue: ol_queue_handle_t,
     Device: ol_device_handle_t,
     Kernel: ol_symbol_handle_t,
+    ArgumentsData: *const c_void,
+    ArgumentsSize: usize,
     LaunchSizeArgs: *const ol_kernel_launch_size_args_t,
-    Properties: *const ol_kernel_launch_prop_t,
-    NumArgs: usize,
-    ArgPtrs: *mut *mut c_void,
-    ArgSizes: *const usize,
 ) -> ol_result_t {
+    let (data, size) = (ArgumentsData, ArgumentsSize);
     launch(
         Queue,
         Device,
         Kernel,
+        data,
+        size,
         LaunchSizeArgs,
-        Properties,
-        NumArgs,
-        ArgPtrs,
-        ArgSizes,
+        null(),
         null(),
     )
 }
@@ -133,22 +110,70 @@ pub extern "C" fn olLaunchKernelWithCodeLoc(
     Queue: ol_queue_handle_t,
     Device: ol_device_handle_t,
     Kernel: ol_symbol_handle_t,
+    ArgumentsData: *const c_void,
+    ArgumentsSize: usize,
     LaunchSizeArgs: *const ol_kernel_launch_size_args_t,
-    Properties: *const ol_kernel_launch_prop_t,
-    NumArgs: usize,
-    ArgPtrs: *mut *mut c_void,
-    ArgSizes: *const usize,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {
+    let (data, size) = (ArgumentsData, ArgumentsSize);
     launch(
         Queue,
         Device,
         Kernel,
+        data,
+        size,
+        LaunchSizeArgs,
+        null(),
+        CodeLocation,
+    )
+}
+
+/// Extension: `olLaunchKernel` with launch properties, an array ended by
+/// `OL_KERNEL_LAUNCH_PROP_END` (NULL: none).
+#[no_mangle]
+pub extern "C" fn olLaunchKernelWithProperties(
+    Queue: ol_queue_handle_t,
+    Device: ol_device_handle_t,
+    Kernel: ol_symbol_handle_t,
+    ArgumentsData: *const c_void,
+    ArgumentsSize: usize,
+    LaunchSizeArgs: *const ol_kernel_launch_size_args_t,
+    Properties: *const ol_kernel_launch_prop_t,
+) -> ol_result_t {
+    let (data, size) = (ArgumentsData, ArgumentsSize);
+    launch(
+        Queue,
+        Device,
+        Kernel,
+        data,
+        size,
         LaunchSizeArgs,
         Properties,
-        NumArgs,
-        ArgPtrs,
-        ArgSizes,
+        null(),
+    )
+}
+
+/// `olLaunchKernelWithProperties` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olLaunchKernelWithPropertiesWithCodeLoc(
+    Queue: ol_queue_handle_t,
+    Device: ol_device_handle_t,
+    Kernel: ol_symbol_handle_t,
+    ArgumentsData: *const c_void,
+    ArgumentsSize: usize,
+    LaunchSizeArgs: *const ol_kernel_launch_size_args_t,
+    Properties: *const ol_kernel_launch_prop_t,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    let (data, size) = (ArgumentsData, ArgumentsSize);
+    launch(
+        Queue,
+        Device,
+        Kernel,
+        data,
+        size,
+        LaunchSizeArgs,
+        Properties,
         CodeLocation,
     )
 }
@@ -158,11 +183,10 @@ fn launch(
     queue: ol_queue_handle_t,
     device: ol_device_handle_t,
     kernel: ol_symbol_handle_t,
+    data: *const c_void,
+    data_size: usize,
     size: *const ol_kernel_launch_size_args_t,
     props: *const ol_kernel_launch_prop_t,
-    count: usize,
-    ptrs: *mut *mut c_void,
-    sizes: *const usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     call(
@@ -170,7 +194,7 @@ fn launch(
         loc,
         || {
             format!(
-                "Queue={queue:p}, Device={device:p}, Kernel={kernel:p}, LaunchSizeArgs={size:p}, Properties={props:p}, NumArgs={count}, ArgPtrs={ptrs:p}, ArgSizes={sizes:p}"
+                "Queue={queue:p}, Device={device:p}, Kernel={kernel:p}, ArgumentsData={data:p}, ArgumentsSize={data_size}, LaunchSizeArgs={size:p}, Properties={props:p}"
             )
         },
         || {
@@ -179,7 +203,7 @@ fn launch(
                 queue_args::with_optional_queue(rt, queue, |q| {
                     with_symbol(rt, kernel, "Kernel", |symbol| {
                         let config = launch_config(size, props)?;
-                        let args = kernel_args(count, ptrs, sizes)?;
+                        let args = kernel_args(data, data_size)?;
                         rt.launch_kernel(q, d, symbol, config, args)
                     })
                 })

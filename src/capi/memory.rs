@@ -21,7 +21,7 @@ const ALLOC_TYPE_EXPECTED: &str =
 #[no_mangle]
 pub extern "C" fn olMemAlloc(
     Device: ol_device_handle_t,
-    Type: ol_alloc_type_t,
+    Type: ol_alloc_type_raw_t,
     Size: usize,
     AllocationOut: *mut *mut c_void,
 ) -> ol_result_t {
@@ -32,7 +32,7 @@ pub extern "C" fn olMemAlloc(
 #[no_mangle]
 pub extern "C" fn olMemAllocWithCodeLoc(
     Device: ol_device_handle_t,
-    Type: ol_alloc_type_t,
+    Type: ol_alloc_type_raw_t,
     Size: usize,
     AllocationOut: *mut *mut c_void,
     CodeLocation: *mut ol_code_location_t,
@@ -244,7 +244,7 @@ fn mem_info(ptr: *const c_void, key: u32) -> Result<(InfoValue, MemInfo)> {
 #[no_mangle]
 pub extern "C" fn olGetMemInfo(
     Ptr: *const c_void,
-    PropName: ol_mem_info_t,
+    PropName: ol_mem_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
 ) -> ol_result_t {
@@ -255,7 +255,7 @@ pub extern "C" fn olGetMemInfo(
 #[no_mangle]
 pub extern "C" fn olGetMemInfoWithCodeLoc(
     Ptr: *const c_void,
-    PropName: ol_mem_info_t,
+    PropName: ol_mem_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
     CodeLocation: *mut ol_code_location_t,
@@ -279,7 +279,7 @@ fn get_mem_info(
 #[no_mangle]
 pub extern "C" fn olGetMemInfoSize(
     Ptr: *const c_void,
-    PropName: ol_mem_info_t,
+    PropName: ol_mem_info_raw_t,
     PropSizeRet: *mut usize,
 ) -> ol_result_t {
     get_mem_info_size(Ptr, PropName, PropSizeRet, null())
@@ -289,7 +289,7 @@ pub extern "C" fn olGetMemInfoSize(
 #[no_mangle]
 pub extern "C" fn olGetMemInfoSizeWithCodeLoc(
     Ptr: *const c_void,
-    PropName: ol_mem_info_t,
+    PropName: ol_mem_info_raw_t,
     PropSizeRet: *mut usize,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {

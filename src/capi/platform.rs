@@ -54,7 +54,7 @@ fn platform_info(platform: ol_platform_handle_t, key: u32) -> Result<(InfoValue,
 #[no_mangle]
 pub extern "C" fn olGetPlatformInfo(
     Platform: ol_platform_handle_t,
-    PropName: ol_platform_info_t,
+    PropName: ol_platform_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
 ) -> ol_result_t {
@@ -65,7 +65,7 @@ pub extern "C" fn olGetPlatformInfo(
 #[no_mangle]
 pub extern "C" fn olGetPlatformInfoWithCodeLoc(
     Platform: ol_platform_handle_t,
-    PropName: ol_platform_info_t,
+    PropName: ol_platform_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
     CodeLocation: *mut ol_code_location_t,
@@ -97,7 +97,7 @@ fn get_info(
 #[no_mangle]
 pub extern "C" fn olGetPlatformInfoSize(
     Platform: ol_platform_handle_t,
-    PropName: ol_platform_info_t,
+    PropName: ol_platform_info_raw_t,
     PropSizeRet: *mut usize,
 ) -> ol_result_t {
     get_info_size(Platform, PropName, PropSizeRet, null())
@@ -107,7 +107,7 @@ pub extern "C" fn olGetPlatformInfoSize(
 #[no_mangle]
 pub extern "C" fn olGetPlatformInfoSizeWithCodeLoc(
     Platform: ol_platform_handle_t,
-    PropName: ol_platform_info_t,
+    PropName: ol_platform_info_raw_t,
     PropSizeRet: *mut usize,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {

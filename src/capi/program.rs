@@ -201,7 +201,7 @@ const SYMBOL_KIND_EXPECTED: &str =
 pub extern "C" fn olGetSymbol(
     Program: ol_program_handle_t,
     Name: *const c_char,
-    Kind: ol_symbol_kind_t,
+    Kind: ol_symbol_kind_raw_t,
     Symbol: *mut ol_symbol_handle_t,
 ) -> ol_result_t {
     get_symbol(Program, Name, Kind, Symbol, null())
@@ -212,7 +212,7 @@ pub extern "C" fn olGetSymbol(
 pub extern "C" fn olGetSymbolWithCodeLoc(
     Program: ol_program_handle_t,
     Name: *const c_char,
-    Kind: ol_symbol_kind_t,
+    Kind: ol_symbol_kind_raw_t,
     Symbol: *mut ol_symbol_handle_t,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {
@@ -262,7 +262,7 @@ fn symbol_info(symbol: ol_symbol_handle_t, key: u32) -> Result<(InfoValue, Symbo
 #[no_mangle]
 pub extern "C" fn olGetSymbolInfo(
     Symbol: ol_symbol_handle_t,
-    PropName: ol_symbol_info_t,
+    PropName: ol_symbol_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
 ) -> ol_result_t {
@@ -273,7 +273,7 @@ pub extern "C" fn olGetSymbolInfo(
 #[no_mangle]
 pub extern "C" fn olGetSymbolInfoWithCodeLoc(
     Symbol: ol_symbol_handle_t,
-    PropName: ol_symbol_info_t,
+    PropName: ol_symbol_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
     CodeLocation: *mut ol_code_location_t,
@@ -305,7 +305,7 @@ fn get_info(
 #[no_mangle]
 pub extern "C" fn olGetSymbolInfoSize(
     Symbol: ol_symbol_handle_t,
-    PropName: ol_symbol_info_t,
+    PropName: ol_symbol_info_raw_t,
     PropSizeRet: *mut usize,
 ) -> ol_result_t {
     get_info_size(Symbol, PropName, PropSizeRet, null())
@@ -315,7 +315,7 @@ pub extern "C" fn olGetSymbolInfoSize(
 #[no_mangle]
 pub extern "C" fn olGetSymbolInfoSizeWithCodeLoc(
     Symbol: ol_symbol_handle_t,
-    PropName: ol_symbol_info_t,
+    PropName: ol_symbol_info_raw_t,
     PropSizeRet: *mut usize,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {

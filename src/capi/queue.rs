@@ -241,7 +241,7 @@ fn queue_info(queue: ol_queue_handle_t, key: u32) -> Result<(InfoValue, QueueInf
 #[no_mangle]
 pub extern "C" fn olGetQueueInfo(
     Queue: ol_queue_handle_t,
-    PropName: ol_queue_info_t,
+    PropName: ol_queue_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
 ) -> ol_result_t {
@@ -252,7 +252,7 @@ pub extern "C" fn olGetQueueInfo(
 #[no_mangle]
 pub extern "C" fn olGetQueueInfoWithCodeLoc(
     Queue: ol_queue_handle_t,
-    PropName: ol_queue_info_t,
+    PropName: ol_queue_info_raw_t,
     PropSize: usize,
     PropValue: *mut c_void,
     CodeLocation: *mut ol_code_location_t,
@@ -284,7 +284,7 @@ fn get_info(
 #[no_mangle]
 pub extern "C" fn olGetQueueInfoSize(
     Queue: ol_queue_handle_t,
-    PropName: ol_queue_info_t,
+    PropName: ol_queue_info_raw_t,
     PropSizeRet: *mut usize,
 ) -> ol_result_t {
     get_info_size(Queue, PropName, PropSizeRet, null())
@@ -294,7 +294,7 @@ pub extern "C" fn olGetQueueInfoSize(
 #[no_mangle]
 pub extern "C" fn olGetQueueInfoSizeWithCodeLoc(
     Queue: ol_queue_handle_t,
-    PropName: ol_queue_info_t,
+    PropName: ol_queue_info_raw_t,
     PropSizeRet: *mut usize,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {

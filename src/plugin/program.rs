@@ -62,50 +62,45 @@ impl LaunchConfig {
     }
 }
 
-/// A launch's arguments, copied from the caller at enqueue time: argument `i` is
-/// `bytes[offsets[i]..offsets[i] + sizes[i]]`, each aligned to 16 bytes in `bytes`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// A launch's argument buffer, copied from the caller at enqueue time: the kernel's
+/// parameters laid out as a C struct, exactly as `olLaunchKernel` received them.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct KernelArgs {
     pub bytes: Vec<u8>,
-    pub offsets: Vec<usize>,
-    pub sizes: Vec<usize>,
 }
 
 impl KernelArgs {
-    /// Copies each argument's value.
-    pub fn from_values<'a>(values: impl IntoIterator<Item = &'a [u8]> + Clone) -> Self {
-        // One allocation per vector: launches are a hot path.
-        let (count, bytes) = values
-            .clone()
-            .into_iter()
-            .fold((0usize, 0usize), |(n, b), v: &[u8]| {
-                (n + 1, b.next_multiple_of(16) + v.len())
-            });
-        let mut args = KernelArgs {
-            bytes: Vec::with_capacity(bytes),
-            offsets: Vec::with_capacity(count),
-            sizes: Vec::with_capacity(count),
-        };
-        for v in values {
-            let at = args.bytes.len().next_multiple_of(16);
-            args.bytes.resize(at, 0);
-            args.bytes.extend_from_slice(v);
-            args.offsets.push(at);
-            args.sizes.push(v.len());
+    /// Copies `bytes` (one allocation; launches are a hot path).
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        KernelArgs {
+            bytes: bytes.to_vec(),
         }
-        args
     }
 
+    /// Lays `values` out one after another, each at its alignment (a power of two), as a C
+    /// compiler lays out a struct of them; for Rust callers building a buffer.
+    pub fn from_values<'a>(values: impl IntoIterator<Item = (&'a [u8], usize)>) -> Self {
+        let mut bytes = Vec::new();
+        for (value, align) in values {
+            bytes.resize(bytes.len().next_multiple_of(align.max(1)), 0);
+            bytes.extend_from_slice(value);
+        }
+        KernelArgs { bytes }
+    }
+
+    /// Size in bytes, as the caller gave it.
     pub fn len(&self) -> usize {
-        self.sizes.len()
+        self.bytes.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.sizes.is_empty()
+        self.bytes.is_empty()
     }
+}
 
-    pub fn get(&self, i: usize) -> &[u8] {
-        &self.bytes[self.offsets[i]..self.offsets[i] + self.sizes[i]]
+impl std::fmt::Debug for KernelArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KernelArgs({} bytes)", self.bytes.len())
     }
 }
 
@@ -113,14 +108,14 @@ impl KernelArgs {
 pub trait Kernel: Send + Sync {
     fn name(&self) -> &str;
 
-    /// The number of arguments, where the kernel's ABI says it.
-    fn arg_count(&self) -> Option<usize> {
+    /// The size of the argument buffer the kernel expects, where its ABI says it.
+    fn args_size(&self) -> Option<usize> {
         None
     }
 
     /// Runs the whole grid and returns when every group is done. Called from the calling
     /// thread (synchronous launches) or a pool worker (queued launches). The runtime has
-    /// already checked the grid against the device's limits and the argument count.
+    /// already checked the grid against the device's limits and the argument buffer's size.
     fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()>;
 
     /// The work-group size that fills the device for this kernel, given dynamic shared

@@ -10,7 +10,7 @@ pub enum Backend {
     Amdgpu = 2,
     LevelZero = 3,
     Host = 4,
-    Mpi = 0x10000,
+    Mpi = EXTENSION_BASE,
 }
 
 impl TryFrom<u32> for Backend {
@@ -22,7 +22,7 @@ impl TryFrom<u32> for Backend {
             2 => Backend::Amdgpu,
             3 => Backend::LevelZero,
             4 => Backend::Host,
-            0x10000 => Backend::Mpi,
+            EXTENSION_BASE => Backend::Mpi,
             _ => return Err(v),
         })
     }
@@ -64,7 +64,7 @@ impl TryFrom<u32> for AllocKind {
     }
 }
 
-/// `ol_device_info_t`, in the header's order.
+/// `ol_device_info_t`: LLVM 22.1's keys in the header's order, then our extensions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum DeviceInfo {
@@ -87,11 +87,26 @@ pub enum DeviceInfo {
     MaxMemAllocSize,
     GlobalMemSize,
     WorkGroupLocalMemSize,
-    NumLanes,
+    SingleFpConfig,
+    DoubleFpConfig,
+    HalfFpConfig,
+    NativeVectorWidthChar,
+    NativeVectorWidthShort,
+    NativeVectorWidthInt,
+    NativeVectorWidthLong,
+    NativeVectorWidthFloat,
+    NativeVectorWidthDouble,
+    NativeVectorWidthHalf,
+    /// Extension (0x10000).
+    NumLanes = EXTENSION_BASE,
 }
 
+/// The first value of our extension enumerators in LLVM's enumerations (API.md).
+pub const EXTENSION_BASE: u32 = 0x10000;
+
 impl DeviceInfo {
-    pub const ALL: [DeviceInfo; 20] = [
+    /// LLVM's keys, indexed by value.
+    const LLVM: [DeviceInfo; 29] = [
         DeviceInfo::Type,
         DeviceInfo::Platform,
         DeviceInfo::Name,
@@ -111,14 +126,42 @@ impl DeviceInfo {
         DeviceInfo::MaxMemAllocSize,
         DeviceInfo::GlobalMemSize,
         DeviceInfo::WorkGroupLocalMemSize,
-        DeviceInfo::NumLanes,
+        DeviceInfo::SingleFpConfig,
+        DeviceInfo::DoubleFpConfig,
+        DeviceInfo::HalfFpConfig,
+        DeviceInfo::NativeVectorWidthChar,
+        DeviceInfo::NativeVectorWidthShort,
+        DeviceInfo::NativeVectorWidthInt,
+        DeviceInfo::NativeVectorWidthLong,
+        DeviceInfo::NativeVectorWidthFloat,
+        DeviceInfo::NativeVectorWidthDouble,
+        DeviceInfo::NativeVectorWidthHalf,
     ];
+
+    /// How many keys there are, LLVM's and ours.
+    pub const COUNT: usize = Self::LLVM.len() + 1;
+
+    /// Every key, LLVM's then ours.
+    pub fn all() -> impl Iterator<Item = DeviceInfo> {
+        Self::LLVM.into_iter().chain([DeviceInfo::NumLanes])
+    }
+
+    /// The key's position in `all()`, below `COUNT`.
+    pub fn index(self) -> usize {
+        match self {
+            DeviceInfo::NumLanes => Self::LLVM.len(),
+            llvm => llvm as usize,
+        }
+    }
 }
 
 impl TryFrom<u32> for DeviceInfo {
     type Error = u32;
     fn try_from(v: u32) -> Result<Self, u32> {
-        DeviceInfo::ALL.get(v as usize).copied().ok_or(v)
+        match v {
+            EXTENSION_BASE => Ok(DeviceInfo::NumLanes),
+            _ => DeviceInfo::LLVM.get(v as usize).copied().ok_or(v),
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use crate::plugin::{Backend, Plugin};
 use crate::plugins;
 use crate::runtime::error::Result;
 use crate::runtime::event::Event;
-use crate::runtime::handle_table::{new_handle, HandleTable};
+use crate::runtime::handle_table::HandleTable;
 use crate::runtime::platform::{Device, Platform};
 use crate::runtime::program::{Program, Symbol};
 use crate::runtime::queue::{Outstanding, Queue};
@@ -47,13 +47,9 @@ impl Runtime {
             let indices: Vec<usize> = (devices.len()..devices.len() + found.len()).collect();
             let platform = Arc::new(Platform::new(platforms.len(), plugin.as_ref(), indices));
             for imp in found {
-                devices.push(Arc::new(Device {
-                    handle: new_handle(),
-                    index: devices.len(),
-                    platform: platform.clone(),
-                    device_type: imp.device_type(),
-                    imp,
-                }));
+                let device_type = imp.device_type();
+                let device = Device::new(devices.len(), platform.clone(), imp, device_type);
+                devices.push(Arc::new(device));
             }
             platforms.push(platform);
         }

@@ -3,7 +3,7 @@
 use crate::plugin::{self, Backend, DeviceInfo, DeviceType, InfoValue};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::handle_table::new_handle;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// `ol_platform_info_t`, in the header's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +74,9 @@ pub struct Device {
     pub platform: Arc<Platform>,
     pub imp: Arc<dyn plugin::Device>,
     pub device_type: DeviceType,
+    /// Each info answer, asked of the backend once: every key is a fixed property of the
+    /// device, and a query is then a table read (callers poll them in loops).
+    info_answers: [OnceLock<Result<InfoValue>>; DeviceInfo::COUNT],
 }
 
 impl Device {
@@ -97,7 +100,33 @@ impl Device {
         )
     }
 
+    pub fn new(
+        index: usize,
+        platform: Arc<Platform>,
+        imp: Arc<dyn plugin::Device>,
+        device_type: DeviceType,
+    ) -> Self {
+        Device {
+            handle: new_handle(),
+            index,
+            platform,
+            imp,
+            device_type,
+            info_answers: std::array::from_fn(|_| OnceLock::new()),
+        }
+    }
+
+    /// The answer to an info query (the backend is asked once per key).
     pub fn info(&self, key: DeviceInfo) -> Result<InfoValue> {
+        self.info_ref(key).clone()
+    }
+
+    /// `info` without a copy, for the C API's hot path.
+    pub fn info_ref(&self, key: DeviceInfo) -> &Result<InfoValue> {
+        self.info_answers[key.index()].get_or_init(|| self.ask_backend(key))
+    }
+
+    fn ask_backend(&self, key: DeviceInfo) -> Result<InfoValue> {
         match key {
             DeviceInfo::Type => Ok(InfoValue::U32(self.device_type as u32)),
             DeviceInfo::Platform => Ok(InfoValue::Handle(self.platform.handle())),

@@ -197,10 +197,10 @@ impl Runtime {
                 ));
             }
         }
-        if let Some(expected) = kernel.arg_count() {
+        if let Some(expected) = kernel.args_size() {
             if expected != args.len() {
                 return Err(Error::invalid_argument(format!(
-                    "kernel '{}' takes {expected} arguments but NumArgs is {}",
+                    "kernel '{}' takes {expected} bytes of arguments but ArgumentsSize is {}",
                     symbol.name,
                     args.len()
                 )));
@@ -267,8 +267,8 @@ pub fn check_grid(device: &Device, config: &LaunchConfig) -> Result<()> {
             )));
         }
     }
-    if let Ok(InfoValue::U32(max)) = device.info(plugin::DeviceInfo::WorkGroupLocalMemSize) {
-        if config.dyn_shared_memory > max as usize {
+    if let Ok(InfoValue::U64(max)) = device.info(plugin::DeviceInfo::WorkGroupLocalMemSize) {
+        if config.dyn_shared_memory as u64 > max {
             return Err(Error::out_of_resources(format!(
                 "DynSharedMemory is {} bytes but the device offers {max} bytes per work-group",
                 config.dyn_shared_memory

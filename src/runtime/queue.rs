@@ -140,6 +140,20 @@ impl Queue {
         }
     }
 
+    /// Marks the point after everything enqueued so far with `event`. On an idle, empty
+    /// queue the event completes at once: nothing is ahead of it, and a trip through the
+    /// worker pool would only make its waiters wait for a thread to wake.
+    pub fn record(self: &Arc<Self>, event: Arc<Event>) {
+        let reached_now = {
+            let s = self.state.lock();
+            (s.status == Status::Idle && s.pending.is_empty()).then(|| s.error.clone())
+        };
+        match reached_now {
+            Some(error) => event.complete(error.map(earlier_failure)),
+            None => self.enqueue(Command::Record(event)),
+        }
+    }
+
     fn schedule(self: &Arc<Self>) {
         let queue = self.clone();
         WorkerPool::global().spawn(move || {
@@ -195,7 +209,7 @@ impl Queue {
             Command::Wait(_) => {}
             Command::Record(event) => {
                 let error = self.state.lock().error.clone();
-                event.complete(error.map(|e| e.context("an earlier command of its queue failed")));
+                event.complete(error.map(earlier_failure));
             }
             Command::Run { name, work } => {
                 {
@@ -267,4 +281,9 @@ impl Queue {
         let s = self.state.lock();
         s.pending.is_empty() && matches!(s.status, Status::Idle | Status::Scheduled)
     }
+}
+
+/// The error an event reports when a command before it failed.
+fn earlier_failure(error: Error) -> Error {
+    error.context("an earlier command of its queue failed")
 }

@@ -118,7 +118,7 @@ impl Runtime {
     pub fn create_event(&self, queue: &Arc<Queue>, queue_handle: usize) -> Result<usize> {
         let event = Arc::new(Event::new(queue_handle, queue.device.clone()));
         let handle = self.events.insert(event.clone());
-        queue.enqueue(Command::Record(event));
+        queue.record(event);
         Ok(handle)
     }
 

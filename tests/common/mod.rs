@@ -5,7 +5,7 @@ use offload::capi::*;
 use std::ffi::{c_void, CStr};
 
 /// The code of a result (`OL_ERRC_SUCCESS` for NULL).
-pub fn code(r: ol_result_t) -> ol_errc_t {
+pub fn code(r: ol_result_t) -> u32 {
     if r.is_null() {
         OL_ERRC_SUCCESS
     } else {
@@ -35,7 +35,7 @@ pub fn ok(r: ol_result_t) {
 }
 
 #[track_caller]
-pub fn fails(r: ol_result_t, expected: ol_errc_t) -> String {
+pub fn fails(r: ol_result_t, expected: u32) -> String {
     assert_eq!(code(r), expected, "wrong error: {}", details(r));
     let d = details(r);
     assert!(!d.is_empty(), "errors carry details");

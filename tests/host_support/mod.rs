@@ -112,8 +112,17 @@ pub fn bytes_of<T: Copy>(v: &T) -> Vec<u8> {
         .to_vec()
 }
 
+/// An argument buffer laid out as C lays out a struct of these values: each scalar at
+/// its natural alignment (its size), anything else (a struct by value) at 8.
 pub fn args(values: &[Vec<u8>]) -> KernelArgs {
-    KernelArgs::from_values(values.iter().map(Vec::as_slice))
+    KernelArgs::from_values(values.iter().map(|v| {
+        let align = if v.len().is_power_of_two() {
+            v.len().min(8)
+        } else {
+            8
+        };
+        (v.as_slice(), align)
+    }))
 }
 
 pub fn code(e: &Error) -> ErrorCode {

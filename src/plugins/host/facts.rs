@@ -1,5 +1,6 @@
 //! What the host device reports about itself: real readings of this machine, taken once.
 
+use super::cpu_features::{self, CpuFeatures};
 use crate::plugin::{DeviceInfo, InfoValue};
 use crate::runtime::error::{Error, Result};
 
@@ -13,7 +14,11 @@ pub struct HostFacts {
     pub logical_cores: u32,
     pub max_clock_mhz: Option<u32>,
     pub total_memory: u64,
-    pub local_memory: u32,
+    pub local_memory: u64,
+    /// Floating point capabilities and native vector widths of this CPU.
+    pub cpu: CpuFeatures,
+    /// The memory clock in MHz, where the firmware tables are readable (root, usually).
+    pub memory_clock_mhz: Option<u32>,
 }
 
 /// Work-items of one group on the host run one after another on one core; the limit is
@@ -53,7 +58,9 @@ impl HostFacts {
                 .unwrap_or(1),
             max_clock_mhz: max_clock_mhz(&cpuinfo),
             total_memory: total_memory().unwrap_or(0),
-            local_memory: l2_cache_bytes().unwrap_or(256 << 10),
+            local_memory: l2_cache_bytes().unwrap_or(256 << 10).into(),
+            cpu: cpu_features::detect(),
+            memory_clock_mhz: cpu_features::memory_clock_mhz(),
         }
     }
 
@@ -80,14 +87,22 @@ impl HostFacts {
                     ))
                 }
             },
-            K::MemoryClockRate => {
-                return Err(Error::unsupported(
-                    "Linux does not expose the host memory clock to unprivileged programs",
-                ))
-            }
+            // 0 means unknown: Linux shows the SMBIOS memory tables to root only, and
+            // callers that query every key must not stop on this one.
+            K::MemoryClockRate => InfoValue::U32(self.memory_clock_mhz.unwrap_or(0)),
             K::AddressBits => InfoValue::U32(usize::BITS),
             K::MaxMemAllocSize | K::GlobalMemSize => InfoValue::U64(self.total_memory),
-            K::WorkGroupLocalMemSize => InfoValue::U32(self.local_memory),
+            K::WorkGroupLocalMemSize => InfoValue::U64(self.local_memory),
+            K::SingleFpConfig => InfoValue::U32(self.cpu.single_fp),
+            K::DoubleFpConfig => InfoValue::U32(self.cpu.double_fp),
+            K::HalfFpConfig => InfoValue::U32(self.cpu.half_fp),
+            K::NativeVectorWidthChar => InfoValue::U32(self.cpu.vector_width.char),
+            K::NativeVectorWidthShort => InfoValue::U32(self.cpu.vector_width.short),
+            K::NativeVectorWidthInt => InfoValue::U32(self.cpu.vector_width.int),
+            K::NativeVectorWidthLong => InfoValue::U32(self.cpu.vector_width.long),
+            K::NativeVectorWidthFloat => InfoValue::U32(self.cpu.vector_width.float),
+            K::NativeVectorWidthDouble => InfoValue::U32(self.cpu.vector_width.double),
+            K::NativeVectorWidthHalf => InfoValue::U32(self.cpu.vector_width.half),
             K::NumLanes => InfoValue::U32(1),
         })
     }

@@ -3,8 +3,9 @@
 //! Kernels of the liboffload host ABI (`include/offload/host_kernel.h`) are called once
 //! per work-group; the groups of a launch are spread over the worker pool with
 //! `parallel_for` (the caller takes groups too, and a 1-group launch runs inline without
-//! allocating). Functions without a marker follow LLVM's host plugin convention and are
-//! called once per launch through libffi, each argument as one pointer-sized value.
+//! allocating), each with the launch's argument buffer. Functions without a marker follow
+//! LLVM's host plugin convention and are called once per launch through libffi, the buffer
+//! unpacked into one pointer-sized value per argument.
 
 use super::kernel_abi::{HostKernelContext, HostKernelFn};
 use super::memfd_loader::LoadedLibrary;
@@ -27,9 +28,6 @@ pub const PREFERRED_GROUP_SIZE: usize = 256;
 /// Alignment of dynamic shared memory (a cache line, enough for any vector type).
 const SHARED_ALIGN: usize = 64;
 
-/// Argument pointer arrays up to this length live on the stack.
-const INLINE_ARGS: usize = 16;
-
 /// 16 bytes at a 16-byte boundary, for realigning argument buffers.
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
@@ -38,10 +36,11 @@ struct Aligned16([u8; 16]);
 /// How a kernel function is called.
 #[derive(Clone, Copy, Debug)]
 pub enum Convention {
-    /// The host kernel ABI, version 1: called per work-group with a context.
+    /// The host kernel ABI, version 2: called per work-group with a context and the
+    /// argument buffer, which must be `args_size` bytes (`None`: any size).
     HostAbi {
         function: HostKernelFn,
-        num_args: usize,
+        args_size: Option<usize>,
     },
     /// LLVM's generic-ELF convention: `void f(void *, ...)`, called once per launch.
     Llvm { address: usize },
@@ -78,20 +77,18 @@ impl HostKernel {
     fn launch_host_abi(
         &self,
         function: HostKernelFn,
-        num_args: usize,
+        args_size: Option<usize>,
         config: &LaunchConfig,
         args: &KernelArgs,
     ) -> Result<()> {
-        if args.len() != num_args {
+        if let Some(expected) = args_size.filter(|&n| n != args.len()) {
             return Err(Error::invalid_argument(format!(
-                "kernel '{}' takes {num_args} argument{} (its OL_HOST_KERNEL marker says so), \
-                 but the launch gives {}",
+                "kernel '{}' takes a {expected}-byte argument buffer (the size its OL_HOST_KERNEL \
+                 marker gives), but ArgumentsSize is {}",
                 self.name,
-                if num_args == 1 { "" } else { "s" },
                 args.len()
             )));
         }
-        check_args(args)?;
         self.check_grid(config)?;
         let total = config.total_groups();
         let total = usize::try_from(total).map_err(|_| {
@@ -110,34 +107,23 @@ impl HostKernel {
             }
         }
 
-        // The pointers to the argument values, built once for the whole launch. Each value
-        // sits at a multiple of 16 in `args.bytes`; the header promises 16-byte alignment,
-        // so a buffer that is not itself 16-byte aligned (the allocator's choice) is copied.
-        let mut base = args.bytes.as_ptr();
+        // The header promises a 16-byte aligned buffer; one the allocator placed otherwise
+        // is copied once for the whole launch.
         let realigned: Vec<Aligned16>;
-        if base as usize % 16 != 0 {
-            let mut copy = vec![Aligned16([0; 16]); args.bytes.len().div_ceil(16)];
+        let mut buffer = args.bytes.as_ptr();
+        if args.is_empty() {
+            buffer = std::ptr::null();
+        } else if buffer as usize % 16 != 0 {
+            let mut copy = vec![Aligned16([0; 16]); args.len().div_ceil(16)];
             for (block, chunk) in copy.iter_mut().zip(args.bytes.chunks(16)) {
                 block.0[..chunk.len()].copy_from_slice(chunk);
             }
             realigned = copy;
-            base = realigned.as_ptr().cast();
+            buffer = realigned.as_ptr().cast();
         }
-        let at = |i: usize| -> *const c_void { base.wrapping_add(args.offsets[i]).cast() };
-        let mut inline = [std::ptr::null::<c_void>(); INLINE_ARGS];
-        let heap: Vec<*const c_void>;
-        let pointers: &[*const c_void] = if args.len() <= INLINE_ARGS {
-            for (i, slot) in inline.iter_mut().enumerate().take(args.len()) {
-                *slot = at(i);
-            }
-            &inline[..args.len()]
-        } else {
-            heap = (0..args.len()).map(at).collect();
-            &heap
-        };
         let grid = Grid {
             function,
-            pointers: ArgPointers(pointers),
+            args: ArgBuffer(buffer.cast(), args.len()),
             config,
         };
 
@@ -252,23 +238,21 @@ impl HostKernel {
 
     fn launch_llvm(&self, address: usize, args: &KernelArgs) -> Result<()> {
         const WORD: usize = std::mem::size_of::<usize>();
-        check_args(args)?;
-        let mut values = Vec::with_capacity(args.len());
-        for i in 0..args.len() {
-            let bytes = args.get(i);
-            if bytes.len() > WORD {
-                return Err(Error::invalid_argument(format!(
-                    "argument {i} of kernel '{}' is {} bytes, but the kernel has no \
-                     OL_HOST_KERNEL marker, so it follows LLVM's host plugin convention: one \
-                     pointer-sized value (at most {WORD} bytes) per argument. Pass a pointer \
-                     instead, or define the kernel with OL_HOST_KERNEL from \
-                     offload/host_kernel.h",
-                    self.name,
-                    bytes.len()
-                )));
-            }
-            values.push(zero_extend(bytes));
+        if args.len() % WORD != 0 {
+            return Err(Error::invalid_argument(format!(
+                "kernel '{}' has no OL_HOST_KERNEL marker, so it follows LLVM's host plugin \
+                 convention: one pointer-sized value per argument, so ArgumentsSize must be a \
+                 multiple of {WORD}, not {}. Pass pointers, or define the kernel with \
+                 OL_HOST_KERNEL from offload/host_kernel.h",
+                self.name,
+                args.len()
+            )));
         }
+        let mut values: Vec<usize> = args
+            .bytes
+            .chunks_exact(WORD)
+            .map(|word| usize::from_ne_bytes(word.try_into().unwrap_or([0; WORD])))
+            .collect();
         let cif = libffi::middle::Cif::new(
             (0..values.len()).map(|_| libffi::middle::Type::pointer()),
             libffi::middle::Type::void(),
@@ -296,49 +280,21 @@ impl HostKernel {
     }
 }
 
-/// Every argument lies inside the argument buffer.
-fn check_args(args: &KernelArgs) -> Result<()> {
-    let inside = args.offsets.len() == args.sizes.len()
-        && args.offsets.iter().zip(&args.sizes).all(|(&at, &size)| {
-            at.checked_add(size)
-                .is_some_and(|end| end <= args.bytes.len())
-        });
-    if inside {
-        Ok(())
-    } else {
-        Err(Error::invalid_argument(
-            "the launch's argument buffer does not hold every argument it lists",
-        ))
-    }
-}
-
-/// An argument of at most a pointer's size, widened to one as an unsigned integer.
-fn zero_extend(bytes: &[u8]) -> usize {
-    let mut word = [0u8; std::mem::size_of::<usize>()];
-    if cfg!(target_endian = "little") {
-        word[..bytes.len()].copy_from_slice(bytes);
-    } else {
-        let at = word.len() - bytes.len();
-        word[at..].copy_from_slice(bytes);
-    }
-    usize::from_ne_bytes(word)
-}
-
-/// The argument pointers of one launch.
+/// A launch's argument buffer: its start and length.
 #[derive(Clone, Copy)]
-struct ArgPointers<'a>(&'a [*const c_void]);
+struct ArgBuffer(*const c_void, usize);
 
-// SAFETY: the pointers point into the launch's `KernelArgs`, which outlives the launch and
-// is only read (by the kernel, through `const void *const *`), so sharing them across the
-// threads that run the groups is sound.
-unsafe impl Sync for ArgPointers<'_> {}
-// SAFETY: as above; moving the pointer array to another thread only moves borrows.
-unsafe impl Send for ArgPointers<'_> {}
+// SAFETY: the buffer is the launch's `KernelArgs` (or its realigned copy), which outlives
+// the launch and is only read (by the kernel, through `const void *`), so sharing it
+// across the threads that run the groups is sound.
+unsafe impl Sync for ArgBuffer {}
+// SAFETY: as above; moving the pointer to another thread only moves a borrow.
+unsafe impl Send for ArgBuffer {}
 
 /// What every group of one launch shares.
 struct Grid<'a> {
     function: HostKernelFn,
-    pointers: ArgPointers<'a>,
+    args: ArgBuffer,
     config: &'a LaunchConfig,
 }
 
@@ -361,12 +317,12 @@ impl Grid<'_> {
             dyn_shared_size: c.dyn_shared_memory,
         };
         let call = |context: &HostKernelContext| {
-            // SAFETY: `function` is a kernel of the host ABI v1 (its marker says so),
+            // SAFETY: `function` is a kernel of the host ABI v2 (its marker says so),
             // kept loaded by the kernel's library; `context` is valid for the call and its
             // `dyn_shared` points to `dyn_shared_size` writable bytes private to this
-            // group; `pointers` holds one pointer per argument the marker announces, each
-            // to that argument's value, alive for the whole launch.
-            unsafe { (self.function)(context, self.pointers.0.as_ptr()) }
+            // group; `args` is the launch's 16-byte aligned argument buffer of the size
+            // the marker asks for, alive for the whole launch.
+            unsafe { (self.function)(context, self.args.0, self.args.1) }
         };
         if c.dyn_shared_memory == 0 {
             call(&context);
@@ -427,18 +383,19 @@ impl Kernel for HostKernel {
         &self.name
     }
 
-    fn arg_count(&self) -> Option<usize> {
+    fn args_size(&self) -> Option<usize> {
         match self.convention {
-            Convention::HostAbi { num_args, .. } => Some(num_args),
+            Convention::HostAbi { args_size, .. } => args_size,
             Convention::Llvm { .. } => None,
         }
     }
 
     fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
         match self.convention {
-            Convention::HostAbi { function, num_args } => {
-                self.launch_host_abi(function, num_args, config, args)
-            }
+            Convention::HostAbi {
+                function,
+                args_size,
+            } => self.launch_host_abi(function, args_size, config, args),
             Convention::Llvm { address } => self.launch_llvm(address, args),
         }
     }

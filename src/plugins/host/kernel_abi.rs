@@ -1,9 +1,11 @@
-//! The host kernel ABI of `include/offload/host_kernel.h`, version 1, as Rust sees it.
+//! The host kernel ABI of `include/offload/host_kernel.h`, version 2, as Rust sees it.
 //! The layouts here must match the header's; a test compiles the header and compares.
 
 use std::os::raw::c_void;
 
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
+/// `args_size` of a marker whose kernel takes any argument buffer (`OL_HOST_KERNEL_RAW`).
+pub const ANY_ARGS_SIZE: u32 = u32::MAX;
 /// "OLHK" as a little-endian integer.
 pub const MAGIC: u32 = 0x4B48_4C4F;
 /// The marker of kernel `k` of ABI version N is named `__ol_host_kernel_vN_k`.
@@ -27,12 +29,12 @@ pub struct HostKernelContext {
 pub struct HostKernelMarker {
     pub magic: u32,
     pub abi_version: u32,
-    pub num_args: u32,
+    pub args_size: u32,
     pub reserved: u32,
 }
 
-/// `ol_host_kernel_fn_t`.
-pub type HostKernelFn = unsafe extern "C" fn(*const HostKernelContext, *const *const c_void);
+/// `ol_host_kernel_fn_t`: the group's context, the argument buffer and its size.
+pub type HostKernelFn = unsafe extern "C" fn(*const HostKernelContext, *const c_void, usize);
 
 /// If `symbol` is a marker, the kernel it marks and the ABI version in its name.
 pub fn parse_marker_name(symbol: &str) -> Option<(&str, u32)> {

@@ -3,9 +3,10 @@
 //! Programs for it are ELF shared objects for this machine (`elf_image` checks them),
 //! loaded from memory without touching any file system (`memfd_loader`). Their exported
 //! functions are kernels, called as `include/offload/host_kernel.h` describes: per
-//! work-group with a context when a `__ol_host_kernel_v1_<name>` marker says so
+//! work-group with a context when a `__ol_host_kernel_v2_<name>` marker says so
 //! (`kernel_abi`), otherwise once per launch in LLVM's host plugin convention (`kernel`).
 
+pub mod cpu_features;
 mod elf_image;
 mod facts;
 mod kernel;

@@ -69,12 +69,15 @@ impl HostProgram {
                         KernelEntry::UnknownAbi(version)
                     }
                     Some(&(_, marker, size)) => {
-                        let num_args = read_marker(&s.name, marker, size, address_of(marker)?)?;
+                        let args_size = read_marker(&s.name, marker, size, address_of(marker)?)?;
                         // SAFETY: the marker says this function has the host ABI's
                         // signature; `address` is its entry point, mapped while `library`
                         // lives, and every kernel made from it holds `library`.
                         let function: HostKernelFn = unsafe { std::mem::transmute(address) };
-                        KernelEntry::Ready(Convention::HostAbi { function, num_args })
+                        KernelEntry::Ready(Convention::HostAbi {
+                            function,
+                            args_size,
+                        })
                     }
                 }),
             };
@@ -148,8 +151,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// Reads and checks a v1 marker; returns the kernel's argument count.
-fn read_marker(kernel: &str, marker: &str, size: usize, address: usize) -> Result<usize> {
+/// Reads and checks a marker of this ABI version; returns the size of the argument buffer
+/// the kernel takes (`None`: any).
+fn read_marker(kernel: &str, marker: &str, size: usize, address: usize) -> Result<Option<usize>> {
     if size < std::mem::size_of::<HostKernelMarker>() {
         return Err(Error::invalid_binary(format!(
             "the kernel marker '{marker}' is {size} bytes, not an ol_host_kernel_marker_t"
@@ -161,12 +165,14 @@ fn read_marker(kernel: &str, marker: &str, size: usize, address: usize) -> Resul
     let m: HostKernelMarker = unsafe { std::ptr::read_unaligned(address as *const _) };
     if m.magic != kernel_abi::MAGIC || m.abi_version != kernel_abi::ABI_VERSION {
         return Err(Error::invalid_binary(format!(
-            "the kernel marker '{marker}' of '{kernel}' is not a host kernel ABI v1 marker \
+            "the kernel marker '{marker}' of '{kernel}' is not a host kernel ABI v{} marker \
              (magic {:#x}, version {})",
-            m.magic, m.abi_version
+            kernel_abi::ABI_VERSION,
+            m.magic,
+            m.abi_version
         )));
     }
-    Ok(m.num_args as usize)
+    Ok((m.args_size != kernel_abi::ANY_ARGS_SIZE).then_some(m.args_size as usize))
 }
 
 impl Program for HostProgram {
@@ -188,7 +194,8 @@ impl Program for HostProgram {
             Some(Entry::Kernel(KernelEntry::UnknownAbi(version))) => {
                 Err(Error::invalid_binary(format!(
                     "kernel '{name}' was built for host kernel ABI version {version}; this \
-                     library implements version {}",
+                     library implements version {} (rebuild the program with this \
+                     library's offload/host_kernel.h)",
                     kernel_abi::ABI_VERSION
                 )))
             }
