@@ -83,9 +83,10 @@ fn kernels_through_the_c_api() {
         OL_ERRC_INVALID_BINARY,
     );
     assert!(d.contains("unrecognised image"), "{d}");
+    // An empty image is LLVM's INVALID_BINARY.
     fails(
         olCreateProgram(device, image.as_ptr() as *const c_void, 0, &mut program),
-        OL_ERRC_INVALID_SIZE,
+        OL_ERRC_INVALID_BINARY,
     );
     fails(
         olCreateProgram(device, image.as_ptr() as *const c_void, 40, &mut program),

@@ -235,6 +235,47 @@ fn our_header_matches_llvm_22() {
     );
 }
 
+/// Each prototype's function name and parameter names.
+fn parameter_names(prototypes: &[String]) -> Vec<(String, Vec<String>)> {
+    let ident = |s: &str| {
+        s.rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    prototypes
+        .iter()
+        .filter_map(|p| {
+            let (head, params) = p.split_once('(')?;
+            let params = params.trim_end_matches(';').trim_end_matches(')');
+            let names = params
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty() && *p != "void")
+                .map(ident)
+                .collect();
+            Some((ident(head.trim()), names))
+        })
+        .collect()
+}
+
+#[test]
+fn parameters_have_llvm_names() {
+    let Some(header) = llvm_header() else { return };
+    let theirs = parameter_names(&parse(&std::fs::read_to_string(&header).unwrap()).prototypes);
+    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/offload/liboffload.h");
+    let ours = parameter_names(&parse(&std::fs::read_to_string(ours).unwrap()).prototypes);
+    assert!(theirs.len() >= 60);
+    for (function, names) in &theirs {
+        let mine = ours.iter().find(|(f, _)| f == function);
+        assert_eq!(
+            mine.map(|(_, n)| n),
+            Some(names),
+            "{function}: parameter names differ from LLVM's"
+        );
+    }
+}
+
 #[test]
 fn parser_reads_enums_structs_and_prototypes() {
     let d = parse(

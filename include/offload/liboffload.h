@@ -807,7 +807,8 @@ OL_APIEXPORT ol_result_t olMemAlloc(ol_device_handle_t Device, ol_alloc_type_t T
 // `olMemAlloc` with the caller's source location.
 OL_APIEXPORT ol_result_t olMemAllocWithCodeLoc(ol_device_handle_t Device, ol_alloc_type_t Type, size_t Size, void **AllocationOut, struct ol_code_location_t *CodeLocation);
 
-// Frees an allocation; `Address` must be its start. Anything else is `OL_ERRC_NOT_FOUND`.
+// Frees an allocation; `Address` must be its start. Anything else is
+// `OL_ERRC_INVALID_ARGUMENT`.
 OL_APIEXPORT ol_result_t olMemFree(void *Address);
 
 // `olMemFree` with the caller's source location.
@@ -846,11 +847,11 @@ OL_APIEXPORT ol_result_t olMemRegister(ol_device_handle_t Device, void *Ptr, siz
 // `olMemRegister` with the caller's source location.
 OL_APIEXPORT ol_result_t olMemRegisterWithCodeLoc(ol_device_handle_t Device, void *Ptr, size_t Size, ol_memory_register_flags_t Flags, void **PinnedPtr, struct ol_code_location_t *CodeLocation);
 
-// Undoes one `olMemRegister` that returned `PinnedPtr`.
-OL_APIEXPORT ol_result_t olMemUnregister(ol_device_handle_t Device, void *PinnedPtr);
+// Undoes one `olMemRegister` that returned `Ptr` as its `PinnedPtr`.
+OL_APIEXPORT ol_result_t olMemUnregister(ol_device_handle_t Device, void *Ptr);
 
 // `olMemUnregister` with the caller's source location.
-OL_APIEXPORT ol_result_t olMemUnregisterWithCodeLoc(ol_device_handle_t Device, void *PinnedPtr, struct ol_code_location_t *CodeLocation);
+OL_APIEXPORT ol_result_t olMemUnregisterWithCodeLoc(ol_device_handle_t Device, void *Ptr, struct ol_code_location_t *CodeLocation);
 
 // Calls `Callback` once per platform (the host platform last) until it returns false.
 OL_APIEXPORT ol_result_t olIteratePlatforms(ol_platform_iterate_cb_t Callback, void *UserData);
@@ -884,11 +885,11 @@ OL_APIEXPORT ol_result_t olDestroyProgram(ol_program_handle_t Program);
 // `olDestroyProgram` with the caller's source location.
 OL_APIEXPORT ol_result_t olDestroyProgramWithCodeLoc(ol_program_handle_t Program, struct ol_code_location_t *CodeLocation);
 
-// Writes to `IsValid` whether `Device` can load the image.
-OL_APIEXPORT ol_result_t olIsValidBinary(ol_device_handle_t Device, const void *ProgData, size_t ProgDataSize, bool *IsValid);
+// Writes to `Valid` whether `Device` can load the image (false for an empty one).
+OL_APIEXPORT ol_result_t olIsValidBinary(ol_device_handle_t Device, const void *ProgData, size_t ProgDataSize, bool *Valid);
 
 // `olIsValidBinary` with the caller's source location.
-OL_APIEXPORT ol_result_t olIsValidBinaryWithCodeLoc(ol_device_handle_t Device, const void *ProgData, size_t ProgDataSize, bool *IsValid, struct ol_code_location_t *CodeLocation);
+OL_APIEXPORT ol_result_t olIsValidBinaryWithCodeLoc(ol_device_handle_t Device, const void *ProgData, size_t ProgDataSize, bool *Valid, struct ol_code_location_t *CodeLocation);
 
 // Finds the kernel or global variable `Name` of `Program`. The symbol is owned by the
 // program. A symbol of the other kind is `OL_ERRC_SYMBOL_KIND`; none is `NOT_FOUND`.

@@ -88,6 +88,15 @@ pub(crate) fn with_live<T: Send + Sync + 'static, H, R>(
     })
 }
 
+/// LLVM checks every NULL handle before any NULL pointer, and both before anything else;
+/// this is the first of the two checks (`device`, `live`, ... check liveness later).
+pub(crate) fn handle_given<T>(handle: *mut T, name: &str) -> Result<()> {
+    if handle.is_null() {
+        return Err(null_handle(name));
+    }
+    Ok(())
+}
+
 pub(crate) fn null_handle(name: &str) -> Error {
     Error::null_handle(format!("{name} is NULL; expected a valid handle"))
 }

@@ -6,6 +6,7 @@ use crate::capi::info;
 use crate::capi::types::*;
 use crate::plugin::{DeviceInfo, InfoValue};
 use crate::runtime::error::Result;
+use crate::runtime::Runtime;
 use std::ffi::c_void;
 use std::ptr::null;
 
@@ -42,18 +43,16 @@ fn iterate(
 const DEVICE_INFO_EXPECTED: &str =
     "an ol_device_info_t: OL_DEVICE_INFO_TYPE (0) to OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF (28), or the extension OL_DEVICE_INFO_NUM_LANES (0x10000)";
 
-/// Runs `f` with the device's (cached) answer for `key`.
-fn with_device_info<R>(
+/// The device's (cached) answer for `key`.
+fn device_answer(
+    rt: &Runtime,
     device: ol_device_handle_t,
     key: u32,
-    f: impl FnOnce(&InfoValue, DeviceInfo) -> Result<R>,
-) -> Result<R> {
-    args::with_runtime(|rt| {
-        let d = args::device(rt, device, "Device")?;
-        let key: DeviceInfo = args::enumeration(key, "PropName", DEVICE_INFO_EXPECTED)?;
-        let value = d.info_ref(key).as_ref().map_err(Clone::clone)?;
-        f(value, key)
-    })
+) -> Result<(&InfoValue, DeviceInfo)> {
+    let d = args::device(rt, device, "Device")?;
+    let key: DeviceInfo = args::enumeration(key, "PropName", DEVICE_INFO_EXPECTED)?;
+    let value = d.info_ref(key).as_ref().map_err(Clone::clone)?;
+    Ok((value, key))
 }
 
 /// Writes one property of `Device` to `PropValue` (`PropSize` bytes available). A value
@@ -93,8 +92,11 @@ fn get_info(
         loc,
         || format!("Device={device:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
         || {
-            with_device_info(device, key, |value, k| {
-                info::write_value(value, k, size, out)
+            args::with_runtime(|rt| {
+                let subject = info::Subject::Handle("Device", device as *const c_void);
+                info::check_value_query(subject, size, out)?;
+                let (value, key) = device_answer(rt, device, key)?;
+                info::write_value(value, key, size, out)
             })
         },
     )
@@ -131,6 +133,14 @@ fn get_info_size(
         "olGetDeviceInfoSize",
         loc,
         || format!("Device={device:p}, PropName={key}, PropSizeRet={out:p}"),
-        || with_device_info(device, key, |value, _| info::write_size(value, out)),
+        || {
+            args::with_runtime(|rt| {
+                info::check_size_query(
+                    info::Subject::Handle("Device", device as *const c_void),
+                    out,
+                )?;
+                info::write_size(device_answer(rt, device, key)?.0, out)
+            })
+        },
     )
 }

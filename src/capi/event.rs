@@ -159,8 +159,7 @@ fn get_info(
     let handle = event as *const c_void;
     info::get(
         "olGetEventInfo",
-        "Event",
-        handle,
+        info::Subject::Handle("Event", handle),
         key,
         size,
         out,
@@ -197,9 +196,14 @@ fn get_info_size(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let handle = event as *const c_void;
-    info::get_size("olGetEventInfoSize", "Event", handle, key, out, loc, || {
-        event_info(event, key)
-    })
+    info::get_size(
+        "olGetEventInfoSize",
+        info::Subject::Handle("Event", handle),
+        key,
+        out,
+        loc,
+        || event_info(event, key),
+    )
 }
 
 /// Writes the milliseconds between the completion of `StartEvent` and of `EndEvent`

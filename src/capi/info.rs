@@ -43,12 +43,52 @@ pub fn write_size(value: &InfoValue, out: *mut usize) -> Result<()> {
     Ok(())
 }
 
-/// The body of every `olGetXInfo`: looks the value up, then writes it.
+/// What an info query is about: a handle, or (olGetMemInfo) a pointer.
+#[derive(Clone, Copy)]
+pub enum Subject<'a> {
+    Handle(&'a str, *const c_void),
+    Pointer(&'a str, *const c_void),
+}
+
+impl Subject<'_> {
+    fn describe(self) -> String {
+        match self {
+            Subject::Handle(name, p) | Subject::Pointer(name, p) => format!("{name}={p:p}"),
+        }
+    }
+
+    /// NULL check only (liveness is the lookup's business).
+    fn given(self) -> Result<()> {
+        match self {
+            Subject::Handle(name, p) => args::handle_given(p as *mut c_void, name),
+            Subject::Pointer(name, p) => args::non_null(p, name).map(|_| ()),
+        }
+    }
+}
+
+/// LLVM's first checks of every `olGetXInfo`, in its order: `PropSize` 0, then the NULL
+/// handle (or pointer), then a NULL `PropValue`. Before them, only "not initialised".
+pub fn check_value_query(subject: Subject<'_>, prop_size: usize, out: *mut c_void) -> Result<()> {
+    if prop_size == 0 {
+        return Err(Error::invalid_size(
+            "PropSize is 0; expected the size of the buffer at PropValue (olGet...InfoSize tells it)",
+        ));
+    }
+    subject.given()?;
+    args::non_null(out, "PropValue").map(|_| ())
+}
+
+/// The same for every `olGetXInfoSize`: the NULL handle (or pointer), then `PropSizeRet`.
+pub fn check_size_query(subject: Subject<'_>, out: *mut usize) -> Result<()> {
+    subject.given()?;
+    args::non_null(out, "PropSizeRet").map(|_| ())
+}
+
+/// The body of every `olGetXInfo`: checks, looks the value up, then writes it.
 #[allow(clippy::too_many_arguments)]
 pub fn get<K: std::fmt::Debug>(
     function: &str,
-    handle_name: &str,
-    handle: *const c_void,
+    subject: Subject<'_>,
     key: u32,
     prop_size: usize,
     out: *mut c_void,
@@ -60,10 +100,13 @@ pub fn get<K: std::fmt::Debug>(
         loc,
         || {
             format!(
-                "{handle_name}={handle:p}, PropName={key}, PropSize={prop_size}, PropValue={out:p}"
+                "{}, PropName={key}, PropSize={prop_size}, PropValue={out:p}",
+                subject.describe()
             )
         },
         || {
+            args::with_runtime(|_| Ok(()))?;
+            check_value_query(subject, prop_size, out)?;
             let (value, key) = lookup()?;
             write_value(&value, key, prop_size, out)
         },
@@ -73,8 +116,7 @@ pub fn get<K: std::fmt::Debug>(
 /// The body of every `olGetXInfoSize`.
 pub fn get_size<K>(
     function: &str,
-    handle_name: &str,
-    handle: *const c_void,
+    subject: Subject<'_>,
     key: u32,
     out: *mut usize,
     loc: *const crate::capi::types::ol_code_location_t,
@@ -83,7 +125,16 @@ pub fn get_size<K>(
     crate::capi::entry::call(
         function,
         loc,
-        || format!("{handle_name}={handle:p}, PropName={key}, PropSizeRet={out:p}"),
-        || write_size(&lookup()?.0, out),
+        || {
+            format!(
+                "{}, PropName={key}, PropSizeRet={out:p}",
+                subject.describe()
+            )
+        },
+        || {
+            args::with_runtime(|_| Ok(()))?;
+            check_size_query(subject, out)?;
+            write_size(&lookup()?.0, out)
+        },
     )
 }

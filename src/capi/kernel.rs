@@ -198,12 +198,16 @@ fn launch(
             )
         },
         || {
+            // LLVM's order: the argument buffer, then NULL handles, then NULL pointers.
             args::with_runtime(|rt| {
+                let args = kernel_args(data, data_size)?;
+                args::handle_given(device, "Device")?;
+                args::handle_given(kernel, "Kernel")?;
+                args::non_null(size, "LaunchSizeArgs")?;
                 let d = args::device(rt, device, "Device")?;
                 queue_args::with_optional_queue(rt, queue, |q| {
                     with_symbol(rt, kernel, "Kernel", |symbol| {
                         let config = launch_config(size, props)?;
-                        let args = kernel_args(data, data_size)?;
                         rt.launch_kernel(q, d, symbol, config, args)
                     })
                 })
@@ -253,11 +257,12 @@ fn occupancy(
         },
         || {
             args::with_runtime(|rt| {
+                args::handle_given(device, "Device")?;
+                args::handle_given(kernel, "Kernel")?;
+                let out = args::out_ptr(out, "GroupSize")?;
                 args::device(rt, device, "Device")?;
                 let symbol = live_symbol(rt, kernel, "Kernel")?;
-                let k = symbol.kernel()?;
-                let out = args::out_ptr(out, "GroupSize")?;
-                *out = k.optimal_group_size(shared)?;
+                *out = symbol.kernel()?.optimal_group_size(shared)?;
                 Ok(())
             })
         },

@@ -9,8 +9,9 @@ use crate::capi::queue_args;
 use crate::capi::types::*;
 use crate::plugin::{AllocKind, InfoValue};
 use crate::runtime::config::validation_enabled;
-use crate::runtime::error::{Error, Result};
+use crate::runtime::error::Result;
 use crate::runtime::memory_ops::MemInfo;
+use crate::runtime::Runtime;
 use std::ffi::c_void;
 use std::ptr::null;
 
@@ -53,9 +54,11 @@ fn mem_alloc(
         || format!("Device={device:p}, Type={kind}, Size={size}, AllocationOut={out:p}"),
         || {
             args::with_runtime(|rt| {
+                Runtime::check_nonzero_size(size)?;
+                args::handle_given(device, "Device")?;
+                let out = args::out_ptr(out, "AllocationOut")?;
                 let d = args::device(rt, device, "Device")?;
                 let kind: AllocKind = args::enumeration(kind, "Type", ALLOC_TYPE_EXPECTED)?;
-                let out = args::out_ptr(out, "AllocationOut")?;
                 *out = rt.mem_alloc(d, kind, size)? as *mut c_void;
                 Ok(())
             })
@@ -63,7 +66,8 @@ fn mem_alloc(
     )
 }
 
-/// Frees an allocation; `Address` must be its start. Anything else is `OL_ERRC_NOT_FOUND`.
+/// Frees an allocation; `Address` must be its start. Anything else is
+/// `OL_ERRC_INVALID_ARGUMENT`.
 #[no_mangle]
 pub extern "C" fn olMemFree(Address: *mut c_void) -> ol_result_t {
     mem_free(Address, null())
@@ -140,11 +144,13 @@ fn memcpy(
         },
         || {
             args::with_runtime(|rt| {
+                args::handle_given(dst_device, "DstDevice")?;
+                args::handle_given(src_device, "SrcDevice")?;
+                let dst = args::non_null(dst, "DstPtr")?;
+                let src = args::non_null(src, "SrcPtr")?;
                 let dd = args::device(rt, dst_device, "DstDevice")?;
                 let sd = args::device(rt, src_device, "SrcDevice")?;
                 queue_args::with_optional_queue(rt, queue, |queue| {
-                    let dst = args::non_null(dst, "DstPtr")?;
-                    let src = args::non_null(src, "SrcPtr")?;
                     if validation_enabled() {
                         rt.check_range("DstPtr", dst, size, dd)?;
                         rt.check_range("SrcPtr", src, size, sd)?;
@@ -200,10 +206,10 @@ fn mem_fill(
         },
         || {
             args::with_runtime(|rt| {
+                Runtime::check_fill(pattern_size, fill_size)?;
+                let ptr = args::non_null(ptr, "Ptr")?;
+                let pattern_addr = args::non_null(pattern, "PatternPtr")?;
                 queue_args::with_optional_queue(rt, queue, |queue| {
-                    let ptr = args::non_null(ptr, "Ptr")?;
-                    let pattern_addr = args::non_null(pattern, "PatternPtr")?;
-                    crate::runtime::Runtime::check_fill(pattern_size, fill_size)?;
                     // SAFETY: non-NULL, and the caller promises `PatternSize` readable bytes. The
                     // pattern is copied before the call returns.
                     let pattern = unsafe {
@@ -232,9 +238,12 @@ fn mem_fill(
 
 const MEM_INFO_EXPECTED: &str = "an ol_mem_info_t: OL_MEM_INFO_DEVICE, BASE, SIZE or TYPE (0..3)";
 
+/// The allocation is looked up before the key is: an unknown pointer is `NOT_FOUND`
+/// whatever the key, as in LLVM.
 fn mem_info(ptr: *const c_void, key: u32) -> Result<(InfoValue, MemInfo)> {
     args::with_runtime(|rt| {
         let ptr = args::non_null(ptr, "Ptr")?;
+        rt.allocation_of(ptr)?;
         let key: MemInfo = args::enumeration(key, "PropName", MEM_INFO_EXPECTED)?;
         Ok((rt.mem_info(ptr, key)?, key))
     })
@@ -270,9 +279,15 @@ fn get_mem_info(
     out: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    info::get("olGetMemInfo", "Ptr", ptr, key, size, out, loc, || {
-        mem_info(ptr, key)
-    })
+    info::get(
+        "olGetMemInfo",
+        info::Subject::Pointer("Ptr", ptr),
+        key,
+        size,
+        out,
+        loc,
+        || mem_info(ptr, key),
+    )
 }
 
 /// Writes the bytes `olGetMemInfo` needs for `PropName` to `PropSizeRet`.
@@ -302,9 +317,14 @@ fn get_mem_info_size(
     out: *mut usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    info::get_size("olGetMemInfoSize", "Ptr", ptr, key, out, loc, || {
-        mem_info(ptr, key)
-    })
+    info::get_size(
+        "olGetMemInfoSize",
+        info::Subject::Pointer("Ptr", ptr),
+        key,
+        out,
+        loc,
+        || mem_info(ptr, key),
+    )
 }
 
 /// Page-locks `Size` bytes of host memory at `Ptr` for fast transfers with `Device`;
@@ -351,15 +371,14 @@ fn mem_register(
             )
         },
         || {
+            // `Flags` is reserved and, as in LLVM, not looked at: later versions define
+            // flags, and code written for them must not fail here.
             args::with_runtime(|rt| {
-                let d = args::device(rt, device, "Device")?;
+                Runtime::check_nonzero_size(size)?;
+                args::handle_given(device, "Device")?;
                 let addr = args::non_null(ptr, "Ptr")?;
                 let out = args::out_ptr(out, "PinnedPtr")?;
-                if flags != 0 {
-                    return Err(Error::invalid_enumeration(format!(
-                        "Flags is {flags:#x}; no flags are defined in this version, expected 0"
-                    )));
-                }
+                let d = args::device(rt, device, "Device")?;
                 *out = rt.mem_register(d, addr, size)? as *mut c_void;
                 Ok(())
             })
@@ -367,23 +386,20 @@ fn mem_register(
     )
 }
 
-/// Undoes one `olMemRegister` that returned `PinnedPtr`.
+/// Undoes one `olMemRegister` that returned `Ptr` as its `PinnedPtr`.
 #[no_mangle]
-pub extern "C" fn olMemUnregister(
-    Device: ol_device_handle_t,
-    PinnedPtr: *mut c_void,
-) -> ol_result_t {
-    mem_unregister(Device, PinnedPtr, null())
+pub extern "C" fn olMemUnregister(Device: ol_device_handle_t, Ptr: *mut c_void) -> ol_result_t {
+    mem_unregister(Device, Ptr, null())
 }
 
 /// `olMemUnregister` with the caller's source location.
 #[no_mangle]
 pub extern "C" fn olMemUnregisterWithCodeLoc(
     Device: ol_device_handle_t,
-    PinnedPtr: *mut c_void,
+    Ptr: *mut c_void,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {
-    mem_unregister(Device, PinnedPtr, CodeLocation)
+    mem_unregister(Device, Ptr, CodeLocation)
 }
 
 fn mem_unregister(
@@ -394,11 +410,12 @@ fn mem_unregister(
     call(
         "olMemUnregister",
         loc,
-        || format!("Device={device:p}, PinnedPtr={pinned:p}"),
+        || format!("Device={device:p}, Ptr={pinned:p}"),
         || {
             args::with_runtime(|rt| {
-                let d = args::device(rt, device, "Device")?;
-                rt.mem_unregister(d, args::non_null(pinned, "PinnedPtr")?)
+                args::handle_given(device, "Device")?;
+                let pinned = args::non_null(pinned, "Ptr")?;
+                rt.mem_unregister(args::device(rt, device, "Device")?, pinned)
             })
         },
     )

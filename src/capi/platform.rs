@@ -83,8 +83,7 @@ fn get_info(
     let handle = platform as *const c_void;
     info::get(
         "olGetPlatformInfo",
-        "Platform",
-        handle,
+        info::Subject::Handle("Platform", handle),
         key,
         size,
         out,
@@ -123,8 +122,7 @@ fn get_info_size(
     let handle = platform as *const c_void;
     info::get_size(
         "olGetPlatformInfoSize",
-        "Platform",
-        handle,
+        info::Subject::Handle("Platform", handle),
         key,
         out,
         loc,

@@ -56,17 +56,11 @@ pub(crate) fn live_symbol(
     )
 }
 
-/// The caller's image bytes (`Size` of them at `Data`).
-fn image<'a>(data: *const c_void, size: usize) -> Result<&'a [u8]> {
-    let addr = args::non_null(data, "ProgData")?;
-    if size == 0 {
-        return Err(Error::invalid_size(
-            "ProgDataSize is 0; expected the image's length in bytes",
-        ));
-    }
-    // SAFETY: non-NULL, and the caller promises `size` readable bytes; they are only read
-    // during the call (the plugin copies what it keeps).
-    Ok(unsafe { std::slice::from_raw_parts(addr as *const u8, size) })
+/// The caller's image bytes (`Size` of them at `Data`, which was checked non-NULL).
+fn image<'a>(data: *const c_void, size: usize) -> &'a [u8] {
+    // SAFETY: non-NULL (the caller checked), and the C caller promises `size` readable
+    // bytes; they are only read during the call (the plugin copies what it keeps).
+    unsafe { std::slice::from_raw_parts(data as *const u8, size) }
 }
 
 /// Loads a device image on `Device`. The library copies the image. A wrong image is
@@ -106,10 +100,16 @@ fn create_program(
         || format!("Device={device:p}, ProgData={data:p}, ProgDataSize={size}, Program={out:p}"),
         || {
             args::with_runtime(|rt| {
-                let d = args::device(rt, device, "Device")?;
-                let bytes = image(data, size)?;
+                args::handle_given(device, "Device")?;
+                args::non_null(data, "ProgData")?;
                 let out = args::out_ptr(out, "Program")?;
-                *out = rt.create_program(d, bytes)? as ol_program_handle_t;
+                let d = args::device(rt, device, "Device")?;
+                if size == 0 {
+                    return Err(Error::invalid_binary(
+                        "ProgDataSize is 0: an empty image holds no program; expected the image's length in bytes",
+                    ));
+                }
+                *out = rt.create_program(d, image(data, size))? as ol_program_handle_t;
                 Ok(())
             })
         },
@@ -146,15 +146,15 @@ fn destroy_program(program: ol_program_handle_t, loc: *const ol_code_location_t)
     )
 }
 
-/// Writes to `IsValid` whether `Device` can load the image.
+/// Writes to `Valid` whether `Device` can load the image (false for an empty one).
 #[no_mangle]
 pub extern "C" fn olIsValidBinary(
     Device: ol_device_handle_t,
     ProgData: *const c_void,
     ProgDataSize: usize,
-    IsValid: *mut bool,
+    Valid: *mut bool,
 ) -> ol_result_t {
-    is_valid_binary(Device, ProgData, ProgDataSize, IsValid, null())
+    is_valid_binary(Device, ProgData, ProgDataSize, Valid, null())
 }
 
 /// `olIsValidBinary` with the caller's source location.
@@ -163,10 +163,10 @@ pub extern "C" fn olIsValidBinaryWithCodeLoc(
     Device: ol_device_handle_t,
     ProgData: *const c_void,
     ProgDataSize: usize,
-    IsValid: *mut bool,
+    Valid: *mut bool,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {
-    is_valid_binary(Device, ProgData, ProgDataSize, IsValid, CodeLocation)
+    is_valid_binary(Device, ProgData, ProgDataSize, Valid, CodeLocation)
 }
 
 fn is_valid_binary(
@@ -179,13 +179,15 @@ fn is_valid_binary(
     call(
         "olIsValidBinary",
         loc,
-        || format!("Device={device:p}, ProgData={data:p}, ProgDataSize={size}, IsValid={out:p}"),
+        || format!("Device={device:p}, ProgData={data:p}, ProgDataSize={size}, Valid={out:p}"),
         || {
             args::with_runtime(|rt| {
+                args::handle_given(device, "Device")?;
+                args::non_null(data, "ProgData")?;
+                let out = args::out_ptr(out, "Valid")?;
                 let d = args::device(rt, device, "Device")?;
-                let bytes = image(data, size)?;
-                let out = args::out_ptr(out, "IsValid")?;
-                *out = rt.check_binary(d, bytes).is_ok();
+                // An empty image is a valid question with the answer "no".
+                *out = size > 0 && rt.check_binary(d, image(data, size)).is_ok();
                 Ok(())
             })
         },
@@ -291,8 +293,7 @@ fn get_info(
     let handle = symbol as *const c_void;
     info::get(
         "olGetSymbolInfo",
-        "Symbol",
-        handle,
+        info::Subject::Handle("Symbol", handle),
         key,
         size,
         out,
@@ -331,8 +332,7 @@ fn get_info_size(
     let handle = symbol as *const c_void;
     info::get_size(
         "olGetSymbolInfoSize",
-        "Symbol",
-        handle,
+        info::Subject::Handle("Symbol", handle),
         key,
         out,
         loc,

@@ -148,11 +148,12 @@ fn wait_events(
         || format!("Queue={queue:p}, Events={events:p}, NumEvents={count}"),
         || {
             args::with_runtime(|rt| {
+                args::handle_given(queue, "Queue")?;
+                args::non_null(events, "Events")?;
                 let q = live_queue(rt, queue)?;
                 if count == 0 {
                     return Ok(());
                 }
-                args::non_null(events, "Events")?;
                 // SAFETY: non-NULL, and the caller promises `NumEvents` handles there.
                 let handles = unsafe { std::slice::from_raw_parts(events, count) };
                 let events = handles
@@ -270,8 +271,7 @@ fn get_info(
     let handle = queue as *const c_void;
     info::get(
         "olGetQueueInfo",
-        "Queue",
-        handle,
+        info::Subject::Handle("Queue", handle),
         key,
         size,
         out,
@@ -308,7 +308,12 @@ fn get_info_size(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let handle = queue as *const c_void;
-    info::get_size("olGetQueueInfoSize", "Queue", handle, key, out, loc, || {
-        queue_info(queue, key)
-    })
+    info::get_size(
+        "olGetQueueInfoSize",
+        info::Subject::Handle("Queue", handle),
+        key,
+        out,
+        loc,
+        || queue_info(queue, key),
+    )
 }

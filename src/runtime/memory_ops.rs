@@ -4,7 +4,7 @@
 use crate::memory::AllocationInfo;
 use crate::plugin::{AllocKind, InfoValue};
 use crate::runtime::context::Runtime;
-use crate::runtime::error::{Error, Result};
+use crate::runtime::error::{Error, ErrorCode, Result};
 use crate::runtime::platform::Device;
 use std::sync::Arc;
 
@@ -34,12 +34,16 @@ impl TryFrom<u32> for MemInfo {
 const STAGING_CHUNK: usize = 8 << 20;
 
 impl Runtime {
-    pub fn mem_alloc(&self, device: &Device, kind: AllocKind, size: usize) -> Result<usize> {
+    /// An allocation or registration is at least 1 byte.
+    pub fn check_nonzero_size(size: usize) -> Result<()> {
         if size == 0 {
-            return Err(Error::invalid_size(
-                "Size is 0; an allocation must be at least 1 byte",
-            ));
+            return Err(Error::invalid_size("Size is 0; expected at least 1 byte"));
         }
+        Ok(())
+    }
+
+    pub fn mem_alloc(&self, device: &Device, kind: AllocKind, size: usize) -> Result<usize> {
+        Self::check_nonzero_size(size)?;
         self.memory.allocate(device.index, kind, size).map_err(|e| {
             e.context(format!(
                 "olMemAlloc of {size} bytes on {}",
@@ -48,8 +52,16 @@ impl Runtime {
         })
     }
 
+    /// Frees the allocation starting at `addr`; any other address is `InvalidArgument`
+    /// (LLVM's code for it), nothing changes then.
     pub fn mem_free(&self, addr: usize) -> Result<()> {
-        self.memory.free(addr).map(|_| ())
+        self.memory
+            .free(addr)
+            .map(|_| ())
+            .map_err(|e| match e.code {
+                ErrorCode::NotFound => Error::new(ErrorCode::InvalidArgument, e.details),
+                _ => e,
+            })
     }
 
     /// The live allocation holding `ptr`, or `NotFound`.
@@ -174,9 +186,7 @@ impl Runtime {
     }
 
     pub fn mem_register(&self, device: &Device, ptr: usize, size: usize) -> Result<usize> {
-        if size == 0 {
-            return Err(Error::invalid_size("Size is 0; expected at least 1 byte"));
-        }
+        Self::check_nonzero_size(size)?;
         self.registrations.register(device.index, ptr, size, || {
             if device.is_host() {
                 // Host memory is already the host device's memory: nothing to lock.

@@ -173,7 +173,6 @@ impl Runtime {
         config: LaunchConfig,
         args: KernelArgs,
     ) -> Result<()> {
-        let kernel = symbol.kernel()?.clone();
         if symbol.device.index != device.index {
             return Err(Error::new(
                 ErrorCode::InvalidDevice,
@@ -197,6 +196,8 @@ impl Runtime {
                 ));
             }
         }
+        // Checked after the devices, as LLVM does.
+        let kernel = symbol.kernel()?.clone();
         if let Some(expected) = kernel.args_size() {
             if expected != args.len() {
                 return Err(Error::invalid_argument(format!(

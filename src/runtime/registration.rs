@@ -95,8 +95,8 @@ impl Registrations {
             .range_mut((device, 0)..=(device, usize::MAX))
             .find(|(_, r)| r.handed_out.contains(&pinned));
         let Some((&key, r)) = found else {
-            return Err(Error::not_found(format!(
-                "PinnedPtr {pinned:#x} was not returned by olMemRegister on this device (or was already unregistered)"
+            return Err(Error::invalid_argument(format!(
+                "Ptr {pinned:#x} was not returned by olMemRegister on this device (or was already unregistered)"
             )));
         };
         let at = r.handed_out.iter().position(|&p| p == pinned).unwrap_or(0);
