@@ -15,6 +15,7 @@
 
 #include "bench_timing.h"
 #include "bench_offload_util.h"
+#include "kernels/bench.h"
 
 #ifndef BENCH_PROGRAM
 #define BENCH_PROGRAM "bench_kernels.so"
@@ -48,7 +49,7 @@ static ol_kernel_launch_size_args_t grid_1d(uint32_t groups, uint32_t size) {
 
 static void launch_empty(ol_queue_handle_t queue) {
   static const ol_kernel_launch_size_args_t one = {1, {1, 1, 1}, {1, 1, 1}, 0};
-  check(olLaunchKernel(queue, host, empty_kernel, &one, NULL, 0, NULL, NULL), "olLaunchKernel");
+  check(olLaunchKernel(queue, host, empty_kernel, NULL, 0, &one), "olLaunchKernel");
 }
 
 /* ---- the table ---- */
@@ -201,19 +202,17 @@ static void time_saxpy(ol_symbol_handle_t kernel, size_t n, int reps, unsigned c
     x[i] = (float)(i % 1000) * 1e-3f;
     y[i] = 0.0f;
   }
-  float a = 0.5f;
-  size_t count = n;
-  void *args[4] = {&a, &x, &y, &count};
-  size_t sizes[4] = {sizeof a, sizeof x, sizeof y, sizeof count};
+  const float a = 0.5f;
+  const struct saxpy_args args = {a, x, y, n};
   ol_kernel_launch_size_args_t all = grid_1d(many, 1), one = grid_1d(1, 1);
   double t[3][RUNS];
   for (int r = -1; r < RUNS; ++r) {
     double start = now_us();
     for (int i = 0; i < reps; ++i)
-      check(olLaunchKernel(NULL, host, kernel, &all, NULL, 4, args, sizes), "saxpy");
+      check(olLaunchKernel(NULL, host, kernel, &args, sizeof args, &all), "saxpy");
     double t1 = now_us();
     for (int i = 0; i < reps; ++i)
-      check(olLaunchKernel(NULL, host, kernel, &one, NULL, 4, args, sizes), "saxpy");
+      check(olLaunchKernel(NULL, host, kernel, &args, sizeof args, &one), "saxpy");
     double t2 = now_us();
     for (int i = 0; i < reps; ++i)
       saxpy_pthreads(a, x, y, n, cores, heavy);
@@ -323,7 +322,7 @@ int main(int argc, char **argv) {
   const char *path = argc > 1 && strcmp(argv[1], "-") != 0 ? argv[1] : BENCH_PROGRAM;
   const char *which = argc > 2 ? argv[2] : "all";
   const bool all = strcmp(which, "all") == 0;
-  check(olInit(NULL), "olInit");
+  check(olInit(), "olInit");
   check(olIterateDevices(find_host, &host), "olIterateDevices");
   if (host == NULL)
     return 1;

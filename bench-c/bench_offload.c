@@ -131,7 +131,7 @@ static void bench_memcpy(void) {
 
 int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "all";
-  check(olInit(NULL), "olInit");
+  check(olInit(), "olInit");
   check(olIterateDevices(find_host, &host), "olIterateDevices");
   if (host == NULL)
     return 1;

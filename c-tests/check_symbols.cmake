@@ -1,13 +1,23 @@
 # cmake -DLIB=<lib>/liboffload.so.0 -DHEADER=<include>/offload/liboffload.h
-#       -DREADELF=readelf -P check_symbols.cmake
-# The installed shared library's SONAME is liboffload.so.0; it exports only ol*
-# symbols, each under the LIBOFFLOAD_0 version; they are exactly the header's functions.
+#       -DREADELF=readelf [-DSONAME=liboffload.so.0 -DVERSION_NODE=LIBOFFLOAD_0]
+#       -P check_symbols.cmake
+# The installed shared library has the SONAME given (default liboffload.so.0); it exports
+# only ol* symbols, each under the version node given (default LIBOFFLOAD_0; VERS1.0 for
+# libLLVMOffload.so.22.1, as LLVM's); they are exactly the header's functions.
+if(NOT SONAME)
+  set(SONAME liboffload.so.0)
+endif()
+if(NOT VERSION_NODE)
+  set(VERSION_NODE LIBOFFLOAD_0)
+endif()
+string(REPLACE "." "\\." soname_re "${SONAME}")
+string(REPLACE "." "\\." version_re "${VERSION_NODE}")
 if(NOT EXISTS "${LIB}")
   message(FATAL_ERROR "${LIB} does not exist")
 endif()
 execute_process(COMMAND "${READELF}" -d "${LIB}" RESULT_VARIABLE rc OUTPUT_VARIABLE dynamic)
-if(NOT rc EQUAL 0 OR NOT dynamic MATCHES "Library soname: \\[liboffload\\.so\\.0\\]")
-  message(FATAL_ERROR "SONAME is not liboffload.so.0:\n${dynamic}")
+if(NOT rc EQUAL 0 OR NOT dynamic MATCHES "Library soname: \\[${soname_re}\\]")
+  message(FATAL_ERROR "SONAME is not ${SONAME}:\n${dynamic}")
 endif()
 
 execute_process(COMMAND "${READELF}" -W --dyn-syms "${LIB}"
@@ -30,10 +40,10 @@ foreach(line IN LISTS lines)
   if(ndx STREQUAL "UND" OR bind STREQUAL "LOCAL")
     continue()
   endif()
-  if(ndx STREQUAL "ABS" AND name MATCHES "^LIBOFFLOAD_[0-9]+$")
+  if(ndx STREQUAL "ABS" AND name MATCHES "^${version_re}$")
     continue() # the version definition itself
   endif()
-  if(NOT name MATCHES "^(ol[A-Za-z0-9_]*)@@?LIBOFFLOAD_0$")
+  if(NOT name MATCHES "^(ol[A-Za-z0-9_]*)@@?${version_re}$")
     list(APPEND bad "${type} ${bind} ${name}")
     continue()
   endif()
@@ -72,5 +82,5 @@ if(undeclared)
   message(FATAL_ERROR "exported but not declared in the header: ${undeclared}")
 endif()
 list(LENGTH declared ndeclared)
-message("symbols: ${count} exported ol* functions, all versioned LIBOFFLOAD_0, "
-        "matching the header's ${ndeclared}; SONAME liboffload.so.0")
+message("symbols: ${count} exported ol* functions, all versioned ${VERSION_NODE}, "
+        "matching the header's ${ndeclared}; SONAME ${SONAME}")

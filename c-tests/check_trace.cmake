@@ -7,7 +7,8 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the probe failed (${rc}): ${out}")
 endif()
 foreach(expected
-    "---> olInit\\(Args=[^\n]*\\) -> OL_SUCCESS"
+    "---> olInit\\(\\) -> OL_SUCCESS"
+    "---> olInitWithArgs\\(Args=0x[0-9a-f]+\\) -> OL_SUCCESS"
     "---> olMemAlloc\\(Device=0x[0-9a-f]+, Type=1, Size=1024, AllocationOut=0x[0-9a-f]+\\) -> OL_SUCCESS"
     "---> olMemAlloc\\([^\n]*Size=0[^\n]*\\) -> OL_ERRC_INVALID_SIZE \\([^\n]+\\)"
     "---> olMemAlloc\\([^\n]*\\) -> OL_SUCCESS at trace_probe.c:42:7 in main"

@@ -19,13 +19,16 @@ static int fail(const char *what, ol_result_t result) {
 }
 
 int main(void) {
-  ol_result_t r = olInit(NULL);
+  ol_result_t r = olInit();
   if (r != OL_SUCCESS)
     return fail("olInit", r);
   uint32_t major, minor, patch;
   if ((r = olGetVersion(&major, &minor, &patch)) != OL_SUCCESS)
     return fail("olGetVersion", r);
-  if (major != OL_VERSION_MAJOR || minor != OL_VERSION_MINOR || patch != OL_VERSION_PATCH)
+  /* The header's LIBOFFLOAD_VERSION_* are the library's version (OL_VERSION_* are LLVM's
+   * API version, which olGetVersion does not report). */
+  if (major != LIBOFFLOAD_VERSION_MAJOR || minor != LIBOFFLOAD_VERSION_MINOR ||
+      patch != LIBOFFLOAD_VERSION_PATCH)
     return fail("version check (library and header differ)", NULL);
   ol_device_handle_t host = NULL;
   if ((r = olIterateDevices(is_host, &host)) != OL_SUCCESS || host == NULL)

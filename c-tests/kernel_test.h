@@ -78,6 +78,12 @@ static inline uint32_t device_u32(ol_device_handle_t device, ol_device_info_t wh
   return value;
 }
 
+static inline uint64_t device_u64(ol_device_handle_t device, ol_device_info_t what) {
+  uint64_t value = 0;
+  REQUIRE_OK(olGetDeviceInfo(device, what, sizeof value, &value));
+  return value;
+}
+
 static inline double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -109,27 +115,5 @@ static inline void gate_callback(void *user_data) {
 }
 
 static inline void gate_open(gate_t *gate) { atomic_store(&gate->open, 1); }
-
-/* The text of an error's Details, or "" for success. */
-static inline const char *details(ol_result_t result) {
-  return result == OL_SUCCESS || result->Details == NULL ? "" : result->Details;
-}
-
-/* Checks that `result` has code `code` and that its Details contain `needle`. */
-static inline bool check_details(ol_result_t result, ol_errc_t code, const char *needle,
-                                 const char *expr, const char *file, int line) {
-  if (!check_result(result, code, expr, file, line))
-    return false;
-  bool found = strstr(details(result), needle) != NULL;
-  ++test_checks;
-  if (!found) {
-    ++test_failures;
-    fprintf(stderr, "%s:%d: FAILED: %s\n    Details \"%s\" do not mention \"%s\"\n", file, line,
-            expr, details(result), needle);
-  }
-  return found;
-}
-#define CHECK_DETAILS(code, needle, expr)                                                  \
-  check_details((expr), OL_ERRC_##code, (needle), #expr, __FILE__, __LINE__)
 
 #endif /* OFFLOAD_KERNEL_TEST_H */

@@ -101,6 +101,28 @@ static inline bool check_u64(uint64_t got, uint64_t want, const char *expr, cons
       exit(1);                                                                             \
   } while (0)
 
+/* The text of an error's Details, or "" for success. */
+static inline const char *details(ol_result_t result) {
+  return result == OL_SUCCESS || result->Details == NULL ? "" : result->Details;
+}
+
+/* Checks that `result` has code `code` and that its Details contain `needle`. */
+static inline bool check_details(ol_result_t result, ol_errc_t code, const char *needle,
+                                 const char *expr, const char *file, int line) {
+  if (!check_result(result, code, expr, file, line))
+    return false;
+  bool found = strstr(details(result), needle) != NULL;
+  ++test_checks;
+  if (!found) {
+    ++test_failures;
+    fprintf(stderr, "%s:%d: FAILED: %s\n    Details \"%s\" do not mention \"%s\"\n", file, line,
+            expr, details(result), needle);
+  }
+  return found;
+}
+#define CHECK_DETAILS(code, needle, expr)                                                  \
+  check_details((expr), OL_ERRC_##code, (needle), #expr, __FILE__, __LINE__)
+
 /* Prints the tally; the value to return from main. */
 static inline int test_finish(const char *name) {
   printf("%s: %d checks, %d failed\n", name, test_checks, test_failures);

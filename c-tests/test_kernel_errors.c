@@ -3,6 +3,7 @@
  * bad arguments and launch shapes the host device cannot run. Each is refused with its
  * error code and a Details, and nothing crashes. argv[1]: kernels/host_abi.c's program. */
 #include "kernel_test.h"
+#include "kernels/host_abi.h"
 
 static ol_device_handle_t device;
 
@@ -135,10 +136,10 @@ static void bad_programs_and_symbols(const char *path) {
   CHECK_ERR(NOT_FOUND, olGetSymbol(program, "", OL_SYMBOL_KIND_KERNEL, &symbol));
   /* The ABI's markers are not symbols of the program. */
   CHECK_ERR(NOT_FOUND,
-            olGetSymbol(program, "__ol_host_kernel_v1_saxpy", OL_SYMBOL_KIND_GLOBAL_VARIABLE,
+            olGetSymbol(program, "__ol_host_kernel_v2_saxpy", OL_SYMBOL_KIND_GLOBAL_VARIABLE,
                         &symbol));
   CHECK_ERR(NOT_FOUND,
-            olGetSymbol(program, "__ol_host_kernel_v1_saxpy", OL_SYMBOL_KIND_KERNEL, &symbol));
+            olGetSymbol(program, "__ol_host_kernel_v2_saxpy", OL_SYMBOL_KIND_KERNEL, &symbol));
   /* Wrong kinds. */
   CHECK_ERR(SYMBOL_KIND, olGetSymbol(program, "counter", OL_SYMBOL_KIND_KERNEL, &symbol));
   CHECK_ERR(SYMBOL_KIND, olGetSymbol(program, "saxpy", OL_SYMBOL_KIND_GLOBAL_VARIABLE, &symbol));
@@ -156,9 +157,7 @@ static void bad_programs_and_symbols(const char *path) {
   CHECK_ERR(SYMBOL_KIND, olGetSymbolInfoSize(saxpy, OL_SYMBOL_INFO_GLOBAL_VARIABLE_SIZE, &size));
   CHECK(address == NULL);
   long long value = 0;
-  void *args[1] = {&value};
-  size_t sizes[1] = {sizeof value};
-  CHECK_ERR(SYMBOL_KIND, olLaunchKernel(NULL, device, counter, &grid, NULL, 1, args, sizes));
+  CHECK_ERR(SYMBOL_KIND, olLaunchKernel(NULL, device, counter, &value, sizeof value, &grid));
   size_t group = 0;
   uint32_t max = 0;
   CHECK_ERR(SYMBOL_KIND, olCalculateOptimalOccupancy(device, counter, 0, &group));
@@ -174,8 +173,10 @@ static void bad_programs_and_symbols(const char *path) {
                  "olGetSymbolInfo", __FILE__, __LINE__);
     check_result(olGetSymbolInfoSize(bad[i], OL_SYMBOL_INFO_NAME, &size), codes[i],
                  "olGetSymbolInfoSize", __FILE__, __LINE__);
-    check_result(olLaunchKernel(NULL, device, bad[i], &grid, NULL, 0, NULL, NULL), codes[i],
+    check_result(olLaunchKernel(NULL, device, bad[i], NULL, 0, &grid), codes[i],
                  "olLaunchKernel", __FILE__, __LINE__);
+    check_result(olLaunchKernelWithProperties(NULL, device, bad[i], NULL, 0, &grid, NULL),
+                 codes[i], "olLaunchKernelWithProperties", __FILE__, __LINE__);
     check_result(olCalculateOptimalOccupancy(device, bad[i], 0, &group), codes[i],
                  "olCalculateOptimalOccupancy", __FILE__, __LINE__);
     check_result(olGetKernelMaxCooperativeGroupCount(device, bad[i], &grid, &max), codes[i],
@@ -207,40 +208,55 @@ static void bad_launches(const char *path) {
   float x[64], y[64];
   for (int i = 0; i < 64; ++i)
     x[i] = y[i] = (float)i;
-  float a = 2.0f, *xp = x, *yp = y;
-  size_t n = 64;
-  void *args[4] = {&a, &xp, &yp, &n};
-  size_t sizes[4] = {sizeof a, sizeof xp, sizeof yp, sizeof n};
+  /* saxpy's arguments, in a buffer with room for more bytes than they take. */
+  union {
+    struct saxpy_args args;
+    unsigned char bytes[sizeof(struct saxpy_args) + 16];
+  } buffer;
+  memset(&buffer, 0, sizeof buffer);
+  buffer.args = (struct saxpy_args){2.0f, x, y, 64};
+  const struct saxpy_args *args = &buffer.args;
+  char args_size[32]; /* what the Details of a wrong size must name */
+  snprintf(args_size, sizeof args_size, "%zu", sizeof *args);
   ol_kernel_launch_size_args_t grid = grid_1d(1, 64);
   ol_queue_handle_t queue = NULL;
   REQUIRE_OK(olCreateQueue(device, &queue));
 
-  CHECK_ERR(INVALID_NULL_HANDLE, olLaunchKernel(NULL, NULL, saxpy, &grid, NULL, 4, args, sizes));
-  CHECK_ERR(INVALID_DEVICE, olLaunchKernel(NULL, GARBAGE_HANDLE(ol_device_handle_t), saxpy, &grid,
-                                           NULL, 4, args, sizes));
-  CHECK_ERR(INVALID_NULL_POINTER, olLaunchKernel(NULL, device, saxpy, NULL, NULL, 4, args, sizes));
-  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, saxpy, &grid, NULL, 4, NULL, sizes));
-  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, saxpy, &grid, NULL, 4, args, NULL));
-  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(queue, device, saxpy, &grid, NULL, 4, NULL, NULL));
-  /* A marked kernel's NumArgs must match its marker. */
-  CHECK_DETAILS(INVALID_ARGUMENT, "4",
-                olLaunchKernel(NULL, device, saxpy, &grid, NULL, 3, args, sizes));
-  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, saxpy, &grid, NULL, 0, NULL, NULL));
-  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, empty, &grid, NULL, 1, args, sizes));
+  CHECK_ERR(INVALID_NULL_HANDLE, olLaunchKernel(NULL, NULL, saxpy, args, sizeof *args, &grid));
+  CHECK_ERR(INVALID_DEVICE, olLaunchKernel(NULL, GARBAGE_HANDLE(ol_device_handle_t), saxpy, args,
+                                           sizeof *args, &grid));
+  CHECK_ERR(INVALID_NULL_POINTER, olLaunchKernel(NULL, device, saxpy, args, sizeof *args, NULL));
+  /* No buffer but a size (LLVM's INVALID_ARGUMENT): synchronously, on a queue, with
+   * properties. */
+  CHECK_DETAILS(INVALID_ARGUMENT, "ArgumentsData",
+                olLaunchKernel(NULL, device, saxpy, NULL, sizeof *args, &grid));
+  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(queue, device, saxpy, NULL, sizeof *args, &grid));
+  CHECK_ERR(INVALID_ARGUMENT,
+            olLaunchKernelWithProperties(queue, device, saxpy, NULL, 1, &grid, NULL));
+  /* A marked kernel's ArgumentsSize must be its marker's, sizeof(struct saxpy_args). */
+  CHECK_DETAILS(INVALID_ARGUMENT, args_size,
+                olLaunchKernel(NULL, device, saxpy, args, sizeof *args - 8, &grid));
+  CHECK_DETAILS(INVALID_ARGUMENT, args_size,
+                olLaunchKernel(queue, device, saxpy, buffer.bytes, sizeof buffer.bytes, &grid));
+  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, saxpy, args, 1, &grid));
+  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, saxpy, NULL, 0, &grid));
+  /* A kernel without arguments takes 0 bytes. */
+  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, empty, args, sizeof *args, &grid));
+  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(queue, device, empty, args, 1, &grid));
   /* Shapes. */
   ol_kernel_launch_size_args_t g;
   for (size_t dims = 0; dims <= 4; dims += 4) {
     g = grid;
     g.Dimensions = dims;
-    CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, saxpy, &g, NULL, 4, args, sizes));
+    CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, saxpy, args, sizeof *args, &g));
   }
   for (int d = 0; d < 3; ++d) {
     g = (ol_kernel_launch_size_args_t){3, {1, 1, 1}, {1, 1, 1}, 0};
     *dim(&g.NumGroups, d) = 0;
-    CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(queue, device, empty, &g, NULL, 0, NULL, NULL));
+    CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(queue, device, empty, NULL, 0, &g));
     g = (ol_kernel_launch_size_args_t){3, {1, 1, 1}, {1, 1, 1}, 0};
     *dim(&g.GroupSize, d) = 0;
-    CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(queue, device, empty, &g, NULL, 0, NULL, NULL));
+    CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(queue, device, empty, NULL, 0, &g));
   }
   const uint32_t max_group = device_u32(device, OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE);
   ol_dimensions_t per_dim = {0, 0, 0};
@@ -249,35 +265,32 @@ static void bad_launches(const char *path) {
   printf("max work-group size %u (per dimension %u x %u x %u)\n", max_group, per_dim.x,
          per_dim.y, per_dim.z);
   g = grid_1d(1, max_group);
-  CHECK_OK(olLaunchKernel(NULL, device, empty, &g, NULL, 0, NULL, NULL));
+  CHECK_OK(olLaunchKernel(NULL, device, empty, NULL, 0, &g));
   g = grid_1d(1, max_group + 1);
-  CHECK_DETAILS(INVALID_ARGUMENT, "group",
-                olLaunchKernel(NULL, device, empty, &g, NULL, 0, NULL, NULL));
+  CHECK_DETAILS(INVALID_ARGUMENT, "group", olLaunchKernel(NULL, device, empty, NULL, 0, &g));
   /* Within each dimension's limit, but more items than a group may hold. */
   uint32_t side = 1;
   while (side * side * side <= max_group)
     ++side;
   if (side <= per_dim.x && side <= per_dim.y && side <= per_dim.z) {
     g = (ol_kernel_launch_size_args_t){3, {1, 1, 1}, {side, side, side}, 0};
-    CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, empty, &g, NULL, 0, NULL, NULL));
+    CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, device, empty, NULL, 0, &g));
   }
   /* Dynamic shared memory: up to the local memory size. */
-  const uint32_t local_mem = device_u32(device, OL_DEVICE_INFO_WORK_GROUP_LOCAL_MEM_SIZE);
-  printf("work-group local memory %u bytes\n", local_mem);
+  const uint64_t local_mem = device_u64(device, OL_DEVICE_INFO_WORK_GROUP_LOCAL_MEM_SIZE);
+  printf("work-group local memory %" PRIu64 " bytes\n", local_mem);
+  REQUIRE(local_mem < SIZE_MAX);
   unsigned in[1] = {5};
   unsigned long long partial[1] = {0};
-  unsigned *inp = in;
-  unsigned long long *pp = partial;
-  void *rargs[2] = {&inp, &pp};
-  size_t rsizes[2] = {sizeof inp, sizeof pp};
+  const struct reduce_args rargs = {in, partial};
   g = grid_1d(1, 1);
-  g.DynSharedMemory = local_mem;
-  CHECK_OK(olLaunchKernel(NULL, device, reduce, &g, NULL, 2, rargs, rsizes));
+  g.DynSharedMemory = (size_t)local_mem;
+  CHECK_OK(olLaunchKernel(NULL, device, reduce, &rargs, sizeof rargs, &g));
   CHECK_EQ(partial[0], 5);
   g.DynSharedMemory = (size_t)local_mem + 1;
-  CHECK_ERR(OUT_OF_RESOURCES, olLaunchKernel(NULL, device, reduce, &g, NULL, 2, rargs, rsizes));
+  CHECK_ERR(OUT_OF_RESOURCES, olLaunchKernel(NULL, device, reduce, &rargs, sizeof rargs, &g));
   g.DynSharedMemory = SIZE_MAX;
-  CHECK_ERR(OUT_OF_RESOURCES, olLaunchKernel(queue, device, reduce, &g, NULL, 2, rargs, rsizes));
+  CHECK_ERR(OUT_OF_RESOURCES, olLaunchKernel(queue, device, reduce, &rargs, sizeof rargs, &g));
 
   /* Cooperative launches: at most olGetKernelMaxCooperativeGroupCount groups. */
   uint32_t max_coop = 0;
@@ -290,10 +303,10 @@ static void bad_launches(const char *path) {
                                      OL_KERNEL_LAUNCH_PROP_END};
   int *seen = calloc((size_t)max_coop + 2, sizeof *seen);
   REQUIRE(seen != NULL);
-  void *cargs[1] = {&seen};
-  size_t csizes[1] = {sizeof seen};
+  const struct all_resident_args cargs = {seen};
   g = grid_1d(max_coop, 1);
-  CHECK_OK(olLaunchKernel(queue, device, all_resident, &g, coop, 1, cargs, csizes));
+  CHECK_OK(olLaunchKernelWithProperties(queue, device, all_resident, &cargs, sizeof cargs, &g,
+                                        coop));
   CHECK_OK(olSyncQueue(queue));
   CHECK_EQ(seen[0], max_coop);
   for (uint32_t i = 0; i < max_coop; ++i)
@@ -301,25 +314,32 @@ static void bad_launches(const char *path) {
   g = grid_1d(max_coop + 1, 1);
   seen[0] = 0;
   CHECK_DETAILS(INVALID_ARGUMENT, "cooperative",
-                olLaunchKernel(NULL, device, all_resident, &g, coop, 1, cargs, csizes));
+                olLaunchKernelWithProperties(NULL, device, all_resident, &cargs, sizeof cargs,
+                                             &g, coop));
   CHECK_EQ(seen[0], 0);
   /* On a queue too: refused when enqueued, not when it runs. */
   CHECK_DETAILS(INVALID_ARGUMENT, "cooperative",
-                olLaunchKernel(queue, device, all_resident, &g, coop, 1, cargs, csizes));
+                olLaunchKernelWithProperties(queue, device, all_resident, &cargs, sizeof cargs,
+                                             &g, coop));
   CHECK_OK(olSyncQueue(queue));
   CHECK_EQ(seen[0], 0);
   /* Unknown property types. */
   ol_kernel_launch_prop_t odd[2] = {{7, &yes}, OL_KERNEL_LAUNCH_PROP_END};
-  CHECK_ERR(INVALID_ENUMERATION, olLaunchKernel(NULL, device, saxpy, &grid, odd, 4, args, sizes));
-  /* None of the refused launches ran: y is unchanged; a good launch still works. */
+  CHECK_ERR(INVALID_ENUMERATION,
+            olLaunchKernelWithProperties(NULL, device, saxpy, args, sizeof *args, &grid, odd));
+  /* None of the refused launches ran: y is unchanged; a good launch still works, and so
+   * does one with no properties (NULL). */
   CHECK_OK(olSyncQueue(queue));
   size_t changed = 0;
   for (int i = 0; i < 64; ++i)
     changed += y[i] != (float)i;
   CHECK_EQ(changed, 0);
-  CHECK_OK(olLaunchKernel(queue, device, saxpy, &grid, NULL, 4, args, sizes));
+  CHECK_OK(olLaunchKernel(queue, device, saxpy, args, sizeof *args, &grid));
   CHECK_OK(olSyncQueue(queue));
   CHECK(y[63] == 3.0f * 63.0f);
+  CHECK_OK(olLaunchKernelWithProperties(queue, device, saxpy, args, sizeof *args, &grid, NULL));
+  CHECK_OK(olSyncQueue(queue));
+  CHECK(y[63] == 5.0f * 63.0f);
   free(seen);
   CHECK_OK(olDestroyQueue(queue));
   CHECK_OK(olDestroyProgram(program));
@@ -327,7 +347,7 @@ static void bad_launches(const char *path) {
 
 int main(int argc, char **argv) {
   REQUIRE(argc == 2);
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   device = host_device();
   bad_queues();
   bad_events();

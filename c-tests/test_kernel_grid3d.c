@@ -2,11 +2,7 @@
  * dimensions and whether its dynamic shared memory is 64-byte aligned; every cell is
  * checked. Then the same kernel as a 2D and a 1D launch. */
 #include "kernel_test.h"
-
-struct ids { /* as in kernels/host_abi.c */
-  unsigned gx, gy, gz, group_linear, dims;
-  unsigned aligned;
-};
+#include "kernels/host_abi.h"
 
 static void run_grid(ol_device_handle_t device, ol_symbol_handle_t kernel, size_t dims,
                      ol_dimensions_t groups, ol_dimensions_t size, size_t shared) {
@@ -17,11 +13,10 @@ static void run_grid(ol_device_handle_t device, ol_symbol_handle_t kernel, size_
   const unsigned char fill = 0xFF;
   CHECK_OK(olMemFill(NULL, d_out, 1, &fill, cells * sizeof(struct ids)));
   ol_kernel_launch_size_args_t grid = {dims, groups, size, shared};
-  void *args[1] = {&d_out};
-  size_t sizes[1] = {sizeof d_out};
+  const struct grid3d_args args = {d_out};
   ol_queue_handle_t queue = NULL;
   REQUIRE_OK(olCreateQueue(device, &queue));
-  CHECK_OK(olLaunchKernel(queue, device, kernel, &grid, NULL, 1, args, sizes));
+  CHECK_OK(olLaunchKernel(queue, device, kernel, &args, sizeof args, &grid));
   struct ids *out = malloc(cells * sizeof *out);
   REQUIRE(out != NULL);
   CHECK_OK(olMemcpy(queue, out, device, d_out, device, cells * sizeof *out));
@@ -50,7 +45,7 @@ static void run_grid(ol_device_handle_t device, ol_symbol_handle_t kernel, size_
 
 int main(int argc, char **argv) {
   REQUIRE(argc == 2);
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   ol_device_handle_t device = host_device();
   ol_program_handle_t program = load_program(device, argv[1]);
   ol_symbol_handle_t grid3d = get_kernel(program, "grid3d");

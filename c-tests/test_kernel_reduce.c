@@ -2,6 +2,7 @@
  * ctx->dyn_shared (DynSharedMemory bytes, private to the group), for group sizes that
  * are and are not powers of two. */
 #include "kernel_test.h"
+#include "kernels/host_abi.h"
 
 static void reduce_with(ol_device_handle_t device, ol_symbol_handle_t reduce, uint32_t groups,
                         uint32_t group_size) {
@@ -25,9 +26,8 @@ static void reduce_with(ol_device_handle_t device, ol_symbol_handle_t reduce, ui
 
   ol_kernel_launch_size_args_t grid = grid_1d(groups, group_size);
   grid.DynSharedMemory = group_size * sizeof(unsigned long long);
-  void *args[2] = {&d_in, &d_partial};
-  size_t sizes[2] = {sizeof d_in, sizeof d_partial};
-  CHECK_OK(olLaunchKernel(queue, device, reduce, &grid, NULL, 2, args, sizes));
+  const struct reduce_args args = {d_in, d_partial};
+  CHECK_OK(olLaunchKernel(queue, device, reduce, &args, sizeof args, &grid));
   CHECK_OK(olMemcpy(queue, partial, device, d_partial, device, groups * sizeof *partial));
   CHECK_OK(olSyncQueue(queue));
 
@@ -53,7 +53,7 @@ static void reduce_with(ol_device_handle_t device, ol_symbol_handle_t reduce, ui
 
 int main(int argc, char **argv) {
   REQUIRE(argc == 2);
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   ol_device_handle_t device = host_device();
   ol_program_handle_t program = load_program(device, argv[1]);
   ol_symbol_handle_t reduce = get_kernel(program, "reduce");
@@ -63,10 +63,10 @@ int main(int argc, char **argv) {
   reduce_with(device, reduce, 1, 1);
   /* A group as large as the device allows, with as much shared memory as it needs. */
   uint32_t max_group = device_u32(device, OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE);
-  uint32_t local_mem = device_u32(device, OL_DEVICE_INFO_WORK_GROUP_LOCAL_MEM_SIZE);
+  uint64_t local_mem = device_u64(device, OL_DEVICE_INFO_WORK_GROUP_LOCAL_MEM_SIZE);
   uint32_t big = max_group;
-  if ((size_t)big * sizeof(unsigned long long) > local_mem)
-    big = local_mem / (uint32_t)sizeof(unsigned long long);
+  if ((uint64_t)big * sizeof(unsigned long long) > local_mem)
+    big = (uint32_t)(local_mem / sizeof(unsigned long long));
   reduce_with(device, reduce, 8, big);
 
   CHECK_OK(olDestroyProgram(program));

@@ -1,12 +1,13 @@
 /* saxpy over a million floats in device memory: copy in, launch on a queue, an event,
  * copy out, and every element checked; then the same kernel launched synchronously. */
 #include "kernel_test.h"
+#include "kernels/host_abi.h"
 
 enum { N = 1000000, GROUP = 256 };
 
 int main(int argc, char **argv) {
   REQUIRE(argc == 2);
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   ol_device_handle_t device = host_device();
   ol_program_handle_t program = load_program(device, argv[1]);
   ol_symbol_handle_t saxpy = get_kernel(program, "saxpy");
@@ -28,13 +29,11 @@ int main(int argc, char **argv) {
   CHECK_OK(olMemcpy(queue, dx, device, x, device, N * sizeof(float)));
   CHECK_OK(olMemcpy(queue, dy, device, y, device, N * sizeof(float)));
 
-  float a = 2.5f;
-  size_t n = N;
-  void *args[4] = {&a, &dx, &dy, &n};
-  size_t sizes[4] = {sizeof a, sizeof dx, sizeof dy, sizeof n};
+  const float a = 2.5f;
+  const struct saxpy_args args = {a, dx, dy, N};
   /* N is not a multiple of GROUP: the last group is partly outside and the kernel clamps. */
   ol_kernel_launch_size_args_t grid = grid_1d((N + GROUP - 1) / GROUP, GROUP);
-  CHECK_OK(olLaunchKernel(queue, device, saxpy, &grid, NULL, 4, args, sizes));
+  CHECK_OK(olLaunchKernel(queue, device, saxpy, &args, sizeof args, &grid));
   ol_event_handle_t done = NULL;
   REQUIRE_OK(olCreateEvent(queue, &done));
   CHECK_OK(olSyncEvent(done));
@@ -51,7 +50,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(wrong, 0);
 
   /* Again, synchronously (NULL queue): y = a*x + (a*x + y). */
-  CHECK_OK(olLaunchKernel(NULL, device, saxpy, &grid, NULL, 4, args, sizes));
+  CHECK_OK(olLaunchKernel(NULL, device, saxpy, &args, sizeof args, &grid));
   CHECK_OK(olMemcpy(NULL, out, device, dy, device, N * sizeof(float)));
   wrong = 0;
   for (size_t i = 0; i < N; ++i) {

@@ -30,9 +30,8 @@ static void all_uninitialised(const handles_t *h) {
   uint32_t count = 0;
   char buffer[64];
   ol_kernel_launch_size_args_t grid = grid_1d(1, 1);
-  int value = 0;
-  void *args[1] = {&value};
-  size_t sizes[1] = {sizeof value};
+  int value = 0; /* bump's argument buffer */
+  ol_kernel_launch_prop_t props[1] = {OL_KERNEL_LAUNCH_PROP_END};
 
   CHECK_ERR(UNINITIALIZED, olCreateQueue(h->device, &queue));
   CHECK_ERR(UNINITIALIZED, olCreateQueueWithCodeLoc(h->device, &queue, &loc));
@@ -96,10 +95,16 @@ static void all_uninitialised(const handles_t *h) {
             olGetSymbolInfoSizeWithCodeLoc(h->kernel, OL_SYMBOL_INFO_NAME, &size, &loc));
 
   CHECK_ERR(UNINITIALIZED,
-            olLaunchKernel(h->queue, h->device, h->kernel, &grid, NULL, 1, args, sizes));
-  CHECK_ERR(UNINITIALIZED, olLaunchKernelWithCodeLoc(h->queue, h->device, h->kernel, &grid, NULL,
-                                                     1, args, sizes, &loc));
-  CHECK_ERR(UNINITIALIZED, olLaunchKernel(NULL, NULL, NULL, NULL, NULL, 5, NULL, NULL));
+            olLaunchKernel(h->queue, h->device, h->kernel, &value, sizeof value, &grid));
+  CHECK_ERR(UNINITIALIZED, olLaunchKernelWithCodeLoc(h->queue, h->device, h->kernel, &value,
+                                                     sizeof value, &grid, &loc));
+  CHECK_ERR(UNINITIALIZED, olLaunchKernel(NULL, NULL, NULL, NULL, 5, NULL));
+  CHECK_ERR(UNINITIALIZED, olLaunchKernelWithProperties(h->queue, h->device, h->kernel, &value,
+                                                        sizeof value, &grid, props));
+  CHECK_ERR(UNINITIALIZED, olLaunchKernelWithPropertiesWithCodeLoc(
+                               h->queue, h->device, h->kernel, &value, sizeof value, &grid,
+                               props, &loc));
+  CHECK_ERR(UNINITIALIZED, olLaunchKernelWithProperties(NULL, NULL, NULL, NULL, 5, NULL, NULL));
   CHECK_ERR(UNINITIALIZED, olCalculateOptimalOccupancy(h->device, h->kernel, 0, &size));
   CHECK_ERR(UNINITIALIZED,
             olCalculateOptimalOccupancyWithCodeLoc(h->device, h->kernel, 0, &size, &loc));
@@ -128,7 +133,7 @@ int main(int argc, char **argv) {
   all_uninitialised(&h);
 
   /* After a session: its real handles, now stale. */
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   h.device = host_device();
   REQUIRE_OK(olCreateQueue(h.device, &h.queue));
   REQUIRE_OK(olCreateEvent(h.queue, &h.event));
@@ -138,7 +143,7 @@ int main(int argc, char **argv) {
   all_uninitialised(&h);
 
   /* And a new session works. */
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   ol_device_handle_t device = host_device();
   ol_program_handle_t program = NULL;
   CHECK_OK(olCreateProgram(device, image, size, &program));

@@ -4,11 +4,6 @@
 
 #define CANARY 0xa5
 
-/* The value of the *_PER_DIMENSION keys. API.md puts ol_dimensions_t in the header, but
- * the generated header of 0.1.0 lacks it, so the tests spell out its layout. */
-typedef struct {
-  uint32_t x, y, z;
-} dims_t;
 #define MAX_PLATFORMS 16
 
 typedef struct {
@@ -40,7 +35,7 @@ static size_t kind_size(enum value_kind kind, size_t string_size) {
   case KIND_U32: return sizeof(uint32_t);
   case KIND_U64: return sizeof(uint64_t);
   case KIND_HANDLE: return sizeof(void *);
-  case KIND_DIMS: return sizeof(dims_t);
+  case KIND_DIMS: return sizeof(ol_dimensions_t);
   }
   return 0;
 }
@@ -117,9 +112,10 @@ static void check_platform(ol_platform_handle_t platform) {
   /* Bad keys, both functions. */
   size_t size = 0;
   char value[64];
-  CHECK_ERR(INVALID_ENUMERATION, olGetPlatformInfoSize(platform, 4, &size));
+  CHECK_ERR(INVALID_ENUMERATION, olGetPlatformInfoSize(platform, OL_PLATFORM_INFO_LAST, &size));
   CHECK_ERR(INVALID_ENUMERATION, olGetPlatformInfoSize(platform, 0xffffffffu, &size));
-  CHECK_ERR(INVALID_ENUMERATION, olGetPlatformInfo(platform, 4, sizeof value, value));
+  CHECK_ERR(INVALID_ENUMERATION,
+            olGetPlatformInfo(platform, OL_PLATFORM_INFO_LAST, sizeof value, value));
   CHECK_ERR(INVALID_ENUMERATION, olGetPlatformInfo(platform, 0x7fffffffu, sizeof value, value));
   CHECK_ERR(INVALID_NULL_POINTER, olGetPlatformInfoSize(platform, OL_PLATFORM_INFO_NAME, NULL));
   CHECK_EQ(size, 0);
@@ -170,7 +166,19 @@ static const struct {
     {OL_DEVICE_INFO_ADDRESS_BITS, KIND_U32, false},
     {OL_DEVICE_INFO_MAX_MEM_ALLOC_SIZE, KIND_U64, true},
     {OL_DEVICE_INFO_GLOBAL_MEM_SIZE, KIND_U64, false},
-    {OL_DEVICE_INFO_WORK_GROUP_LOCAL_MEM_SIZE, KIND_U32, true},
+    {OL_DEVICE_INFO_WORK_GROUP_LOCAL_MEM_SIZE, KIND_U64, true},
+    /* ol_device_fp_capability_flags_t: a uint32_t of flags. */
+    {OL_DEVICE_INFO_SINGLE_FP_CONFIG, KIND_U32, true},
+    {OL_DEVICE_INFO_DOUBLE_FP_CONFIG, KIND_U32, true},
+    {OL_DEVICE_INFO_HALF_FP_CONFIG, KIND_U32, true},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR, KIND_U32, true},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT, KIND_U32, true},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT, KIND_U32, true},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG, KIND_U32, true},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT, KIND_U32, true},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE, KIND_U32, true},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF, KIND_U32, true},
+    /* The extension, numbered apart from LLVM's keys. */
     {OL_DEVICE_INFO_NUM_LANES, KIND_U32, true},
 };
 #define NUM_DEVICE_KEYS (sizeof device_keys / sizeof device_keys[0])
@@ -183,7 +191,8 @@ static uint32_t u32_info(ol_device_handle_t device, ol_device_info_t key) {
 
 static void check_device(ol_device_handle_t device, ol_platform_handle_t const *platforms,
                          size_t num_platforms) {
-  CHECK_EQ(NUM_DEVICE_KEYS, OL_DEVICE_INFO_NUM_LANES + 1);
+  /* Every key: LLVM's 0 .. OL_DEVICE_INFO_LAST - 1, and the one extension. */
+  CHECK_EQ(NUM_DEVICE_KEYS, OL_DEVICE_INFO_LAST + 1);
   for (size_t k = 0; k < NUM_DEVICE_KEYS; ++k) {
     ol_device_info_t key = device_keys[k].key;
     size_t size = 0;
@@ -236,7 +245,7 @@ static void check_device(ol_device_handle_t device, ol_platform_handle_t const *
   if (result_code(olGetDeviceInfo(device, OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE, sizeof group,
                                   &group)) == OL_ERRC_SUCCESS)
     CHECK(group >= 1);
-  dims_t dims = {0, 0, 0};
+  ol_dimensions_t dims = {0, 0, 0};
   if (result_code(olGetDeviceInfo(device, OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE_PER_DIMENSION,
                                   sizeof dims, &dims)) == OL_ERRC_SUCCESS) {
     CHECK(dims.x >= 1 && dims.y >= 1 && dims.z >= 1);
@@ -246,13 +255,32 @@ static void check_device(ol_device_handle_t device, ol_platform_handle_t const *
   if (result_code(olGetDeviceInfo(device, OL_DEVICE_INFO_NUM_LANES, sizeof lanes, &lanes)) ==
       OL_ERRC_SUCCESS)
     CHECK(lanes >= 1);
+  /* Floating point capabilities: only the flags ol_device_fp_capability_flag_t names. */
+  for (uint32_t key = OL_DEVICE_INFO_SINGLE_FP_CONFIG; key <= OL_DEVICE_INFO_HALF_FP_CONFIG;
+       ++key) {
+    ol_device_fp_capability_flags_t flags = 0;
+    if (result_code(olGetDeviceInfo(device, key, sizeof flags, &flags)) == OL_ERRC_SUCCESS)
+      CHECK(flags < OL_DEVICE_FP_CAPABILITY_FLAG_LAST);
+  }
+  /* Native vector widths: at least one element, but half may be absent (0). */
+  for (uint32_t key = OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR;
+       key < OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF; ++key) {
+    uint32_t width = 0;
+    if (result_code(olGetDeviceInfo(device, key, sizeof width, &width)) == OL_ERRC_SUCCESS)
+      CHECK(width >= 1);
+  }
 
   /* Bad keys, both functions; NULL out-pointers. */
   size_t size = 0;
   unsigned char value[64];
   memset(value, CANARY, sizeof value);
+  /* Past LLVM's keys, between them and the extension's, past the extension's, huge. */
+  CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfoSize(device, OL_DEVICE_INFO_LAST, &size));
+  CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfoSize(device, 0x7fff, &size));
   CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfoSize(device, OL_DEVICE_INFO_NUM_LANES + 1, &size));
   CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfoSize(device, 0xffffffffu, &size));
+  CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfo(device, OL_DEVICE_INFO_LAST, sizeof value, value));
+  CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfo(device, 0x7fff, sizeof value, value));
   CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfo(device, OL_DEVICE_INFO_NUM_LANES + 1, sizeof value, value));
   CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfo(device, 0x80000000u, sizeof value, value));
   CHECK(buffer_is(value, 0, sizeof value, CANARY));
@@ -289,7 +317,7 @@ static bool stop_after_first(ol_device_handle_t device, void *user_data) {
 }
 
 int main(void) {
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
 
   /* Platforms: at least one, the host platform last. */
   platform_list_t platforms;

@@ -3,6 +3,7 @@
  * written with olMemcpy around kernels that change them. Two programs built from the
  * same source (so with the same symbol names, different initial values) coexist. */
 #include "kernel_test.h"
+#include "kernels/host_abi.h"
 
 typedef struct {
   ol_program_handle_t program;
@@ -36,10 +37,9 @@ static long long read_counter(ol_device_handle_t device, const loaded_t *l) {
 
 static void bump(ol_queue_handle_t queue, ol_device_handle_t device, const loaded_t *l,
                  int delta) {
-  void *args[1] = {&delta};
-  size_t sizes[1] = {sizeof delta};
+  const struct bump_args args = {delta};
   ol_kernel_launch_size_args_t grid = grid_1d(1, 1);
-  CHECK_OK(olLaunchKernel(queue, device, l->bump, &grid, NULL, 1, args, sizes));
+  CHECK_OK(olLaunchKernel(queue, device, l->bump, &args, sizeof args, &grid));
 }
 
 static void check_info(ol_symbol_handle_t symbol, const char *name, ol_symbol_kind_t kind) {
@@ -62,7 +62,7 @@ static void check_info(ol_symbol_handle_t symbol, const char *name, ol_symbol_ki
 
 int main(int argc, char **argv) {
   REQUIRE(argc == 3);
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   ol_device_handle_t device = host_device();
   loaded_t one = load(device, argv[1]);
   loaded_t two = load(device, argv[2]);

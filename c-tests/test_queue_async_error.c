@@ -3,12 +3,13 @@
  * saying that the commands enqueued after it were skipped. The queue works afterwards.
  * argv[1]: kernels/queue_work.c's program. */
 #include "kernel_test.h"
+#include "kernels/queue_work.h"
 
 static void set_flag(void *user_data) { atomic_store((atomic_int *)user_data, 1); }
 
 int main(int argc, char **argv) {
   REQUIRE(argc == 2);
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   ol_device_handle_t device = host_device();
   ol_program_handle_t program = load_program(device, argv[1]);
   ol_symbol_handle_t add = get_kernel(program, "add");
@@ -26,12 +27,9 @@ int main(int argc, char **argv) {
   CHECK_OK(olLaunchHostFunction(queue, gate_callback, &gate));
   CHECK_OK(olMemcpy(queue, dst, device, src, device, N * sizeof(int)));
   /* Commands after the failing copy: a kernel, a host function, an event. */
-  int delta = 10;
-  size_t n = N;
-  void *args[3] = {&dst, &delta, &n};
-  size_t sizes[3] = {sizeof dst, sizeof delta, sizeof n};
+  const struct add_args args = {dst, 10, N};
   ol_kernel_launch_size_args_t grid = grid_1d(N / 64, 64);
-  CHECK_OK(olLaunchKernel(queue, device, add, &grid, NULL, 3, args, sizes));
+  CHECK_OK(olLaunchKernel(queue, device, add, &args, sizeof args, &grid));
   atomic_int ran = 0;
   CHECK_OK(olLaunchHostFunction(queue, set_flag, &ran));
   ol_event_handle_t after = NULL;
@@ -59,7 +57,7 @@ int main(int argc, char **argv) {
 
   /* The error was reported once; the queue runs new work. */
   CHECK_OK(olSyncQueue(queue));
-  CHECK_OK(olLaunchKernel(queue, device, add, &grid, NULL, 3, args, sizes));
+  CHECK_OK(olLaunchKernel(queue, device, add, &args, sizeof args, &grid));
   CHECK_OK(olLaunchHostFunction(queue, set_flag, &ran));
   CHECK_OK(olSyncQueue(queue));
   CHECK(atomic_load(&ran));

@@ -2,6 +2,7 @@
  * order among kernels, elapsed time between events, queue and event info, and
  * asynchronous olMemcpy / olMemFill. argv[1]: kernels/queue_work.c's program. */
 #include "kernel_test.h"
+#include "kernels/queue_work.h"
 
 static ol_device_handle_t device;
 static ol_symbol_handle_t add_kernel, append_kernel;
@@ -40,12 +41,9 @@ static void cross_queue_wait(void) {
   CHECK_OK(olWaitEvents(b, &a_done, 1));
   observe_t o = {&flag, -1};
   CHECK_OK(olLaunchHostFunction(b, observe, &o));
-  int delta = 1;
-  size_t n = N;
-  void *args[3] = {&data, &delta, &n};
-  size_t sizes[3] = {sizeof data, sizeof delta, sizeof n};
+  const struct add_args args = {data, 1, N};
   ol_kernel_launch_size_args_t grid = grid_1d(N / 128, 128);
-  CHECK_OK(olLaunchKernel(b, device, add_kernel, &grid, NULL, 3, args, sizes));
+  CHECK_OK(olLaunchKernel(b, device, add_kernel, &args, sizeof args, &grid));
   int *out = malloc(N * sizeof *out);
   REQUIRE(out != NULL);
   CHECK_OK(olMemcpy(b, out, device, data, device, N * sizeof(int)));
@@ -85,7 +83,7 @@ static void cross_queue_wait(void) {
   for (int i = 0; i < 3; ++i)
     CHECK_OK(olDestroyEvent(events[i]));
   /* No events at all: nothing to wait for. */
-  CHECK_OK(olWaitEvents(b, NULL, 0));
+  CHECK_ERR(INVALID_NULL_POINTER, olWaitEvents(b, NULL, 0)); /* LLVM: even for none */;
   CHECK_OK(olSyncQueue(b));
   free(out);
   CHECK_OK(olMemFree(data));
@@ -117,10 +115,9 @@ static void host_functions_in_order(void) {
   CHECK_OK(olLaunchHostFunction(queue, gate_callback, &gate));
   for (int i = 0; i < STEPS; ++i) {
     if (i % 3 == 2) {
-      void *args[3] = {&log, &count, &i};
-      size_t sizes[3] = {sizeof log, sizeof count, sizeof i};
+      const struct append_args args = {log, count, i};
       ol_kernel_launch_size_args_t grid = grid_1d(2, 4);
-      CHECK_OK(olLaunchKernel(queue, device, append_kernel, &grid, NULL, 3, args, sizes));
+      CHECK_OK(olLaunchKernel(queue, device, append_kernel, &args, sizeof args, &grid));
     } else {
       calls[i] = (append_t){log, count, i};
       CHECK_OK(olLaunchHostFunction(queue, append_callback, &calls[i]));
@@ -250,7 +247,7 @@ static void async_copies(void) {
 
 int main(int argc, char **argv) {
   REQUIRE(argc == 2);
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   device = host_device();
   ol_program_handle_t program = load_program(device, argv[1]);
   add_kernel = get_kernel(program, "add");

@@ -3,15 +3,16 @@
  * destroyed with a launch of it in flight (the queue still syncs, the result is right).
  * argv[1]: kernels/queue_work.c's program, argv[2]: kernels/host_abi.c's. */
 #include "kernel_test.h"
+#include "kernels/host_abi.h"
+#include "kernels/queue_work.h"
 
 static ol_device_handle_t device;
 static ol_symbol_handle_t add_kernel;
 
 static void launch_add(ol_queue_handle_t queue, void *data, int delta, size_t n) {
-  void *args[3] = {&data, &delta, &n};
-  size_t sizes[3] = {sizeof data, sizeof delta, sizeof n};
+  const struct add_args args = {data, delta, n};
   ol_kernel_launch_size_args_t grid = grid_1d((uint32_t)((n + 63) / 64), 64);
-  CHECK_OK(olLaunchKernel(queue, device, add_kernel, &grid, NULL, 3, args, sizes));
+  CHECK_OK(olLaunchKernel(queue, device, add_kernel, &args, sizeof args, &grid));
 }
 
 enum { THREADS = 16, ROUNDS = 200, ITEMS = 2048 };
@@ -36,11 +37,9 @@ static void *thread_main(void *arg) {
   if (olMemFill(queue, data, sizeof start, &start, ITEMS * sizeof(int)) != OL_SUCCESS)
     atomic_fetch_add(&job->failures, 1);
   for (int round = 0; round < ROUNDS; ++round) {
-    int delta = 1 + round % 3;
-    void *args[3] = {&data, &delta, &(size_t){ITEMS}};
-    size_t sizes[3] = {sizeof data, sizeof delta, sizeof(size_t)};
+    const struct add_args args = {data, 1 + round % 3, ITEMS};
     ol_kernel_launch_size_args_t grid = grid_1d(ITEMS / 64, 64);
-    if (olLaunchKernel(queue, device, add_kernel, &grid, NULL, 3, args, sizes) != OL_SUCCESS)
+    if (olLaunchKernel(queue, device, add_kernel, &args, sizeof args, &grid) != OL_SUCCESS)
       atomic_fetch_add(&job->failures, 1);
     /* Sync every few rounds, and read back every so often. */
     if (round % 10 == 9 && olSyncQueue(queue) != OL_SUCCESS)
@@ -176,19 +175,16 @@ static void destroy_program_in_flight(const char *path) {
   REQUIRE_OK(olCreateQueue(device, &queue));
   unsigned ms = 100;
   CHECK_OK(olLaunchHostFunction(queue, sleep_callback, &ms));
-  float a = 3.0f;
-  size_t n = N;
-  void *args[4] = {&a, &x, &y, &n};
-  size_t sizes[4] = {sizeof a, sizeof x, sizeof y, sizeof n};
+  const struct saxpy_args args = {3.0f, x, y, N};
   ol_kernel_launch_size_args_t grid = grid_1d((N + 255) / 256, 256);
-  CHECK_OK(olLaunchKernel(queue, device, saxpy, &grid, NULL, 4, args, sizes));
+  CHECK_OK(olLaunchKernel(queue, device, saxpy, &args, sizeof args, &grid));
   double start = now_ms();
   CHECK_OK(olDestroyProgram(program));
   printf("olDestroyProgram with a launch in flight took %.1f ms\n", now_ms() - start);
   /* The program's handles are stale now; its launch still ran. */
   ol_symbol_handle_t again = NULL;
   CHECK_ERR(INVALID_ARGUMENT, olGetSymbol(program, "saxpy", OL_SYMBOL_KIND_KERNEL, &again));
-  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(queue, device, saxpy, &grid, NULL, 4, args, sizes));
+  CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(queue, device, saxpy, &args, sizeof args, &grid));
   CHECK_OK(olSyncQueue(queue));
   size_t wrong = 0;
   for (size_t i = 0; i < N; ++i)
@@ -201,7 +197,7 @@ static void destroy_program_in_flight(const char *path) {
 
 int main(int argc, char **argv) {
   REQUIRE(argc == 3);
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   device = host_device();
   ol_program_handle_t program = load_program(device, argv[1]);
   add_kernel = get_kernel(program, "add");

@@ -103,7 +103,7 @@ static void *worker_main(void *arg) {
 }
 
 int main(void) {
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   host = host_device();
   pthread_t threads[THREADS];
   worker_t workers[THREADS];

@@ -97,7 +97,7 @@ int main(void) {
                            GARBAGE_HANDLE(ol_device_handle_t), &on_stack);
 
   /* After the last olShutDown: handles and memory of the finished session. */
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
   ol_platform_handle_t platform = NULL;
   REQUIRE_OK(olIteratePlatforms(first_platform, &platform));
   ol_device_handle_t device = host_device();
@@ -107,14 +107,14 @@ int main(void) {
   everything_uninitialised(platform, device, mem);
 
   /* Again after a second full cycle (init twice, shut down twice). */
-  REQUIRE_OK(olInit(NULL));
-  REQUIRE_OK(olInit(NULL));
+  REQUIRE_OK(olInit());
+  REQUIRE_OK(olInit());
   REQUIRE_OK(olShutDown());
   REQUIRE_OK(olShutDown());
   everything_uninitialised(platform, device, mem);
 
   /* olInit still works afterwards. */
-  CHECK_OK(olInit(NULL));
+  CHECK_OK(olInit());
   CHECK_OK(olShutDown());
   return test_finish("test_uninitialized");
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum kind { STRING, U32, U64, HANDLE, DIMS, BACKEND, DEVICE_TYPE };
+enum kind { STRING, U32, U64, HANDLE, DIMS, BACKEND, DEVICE_TYPE, FP_FLAGS };
 
 struct key {
   uint32_t id;
@@ -40,9 +40,38 @@ static const struct key device_keys[] = {
     {OL_DEVICE_INFO_ADDRESS_BITS, "ADDRESS_BITS", U32},
     {OL_DEVICE_INFO_MAX_MEM_ALLOC_SIZE, "MAX_MEM_ALLOC_SIZE (bytes)", U64},
     {OL_DEVICE_INFO_GLOBAL_MEM_SIZE, "GLOBAL_MEM_SIZE (bytes)", U64},
-    {OL_DEVICE_INFO_WORK_GROUP_LOCAL_MEM_SIZE, "WORK_GROUP_LOCAL_MEM_SIZE (bytes)", U32},
-    {OL_DEVICE_INFO_NUM_LANES, "NUM_LANES", U32},
+    {OL_DEVICE_INFO_WORK_GROUP_LOCAL_MEM_SIZE, "WORK_GROUP_LOCAL_MEM_SIZE (bytes)", U64},
+    {OL_DEVICE_INFO_SINGLE_FP_CONFIG, "SINGLE_FP_CONFIG", FP_FLAGS},
+    {OL_DEVICE_INFO_DOUBLE_FP_CONFIG, "DOUBLE_FP_CONFIG", FP_FLAGS},
+    {OL_DEVICE_INFO_HALF_FP_CONFIG, "HALF_FP_CONFIG", FP_FLAGS},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR, "NATIVE_VECTOR_WIDTH_CHAR", U32},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT, "NATIVE_VECTOR_WIDTH_SHORT", U32},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT, "NATIVE_VECTOR_WIDTH_INT", U32},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG, "NATIVE_VECTOR_WIDTH_LONG", U32},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT, "NATIVE_VECTOR_WIDTH_FLOAT", U32},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE, "NATIVE_VECTOR_WIDTH_DOUBLE", U32},
+    {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF, "NATIVE_VECTOR_WIDTH_HALF", U32},
+    {OL_DEVICE_INFO_NUM_LANES, "NUM_LANES (extension)", U32},
 };
+
+/* The names of ol_device_fp_capability_flag_t's flags, lowest bit first. */
+static const char *const fp_flag_names[] = {
+    "CORRECTLY_ROUNDED_DIVIDE_SQRT", "ROUND_TO_NEAREST", "ROUND_TO_ZERO", "ROUND_TO_INF",
+    "INF_NAN", "DENORM", "FMA", "SOFT_FLOAT"};
+
+static void print_fp_flags(uint32_t flags) {
+  const char *separator = "";
+  if (flags == 0)
+    printf("(none)");
+  for (size_t bit = 0; bit < sizeof fp_flag_names / sizeof fp_flag_names[0]; ++bit)
+    if (flags & (1u << bit)) {
+      printf("%s%s", separator, fp_flag_names[bit]);
+      separator = " | ";
+    }
+  if (flags >> (sizeof fp_flag_names / sizeof fp_flag_names[0]))
+    printf("%s0x%" PRIx32, separator, flags);
+  printf("\n");
+}
 
 static const char *backend_name(uint32_t backend) {
   switch (backend) {
@@ -102,6 +131,7 @@ static void print_value(const struct key *key, ol_result_t size_result, size_t s
       break;
     case BACKEND: memcpy(&u32, value, sizeof u32); printf("%s\n", backend_name(u32)); break;
     case DEVICE_TYPE: memcpy(&u32, value, sizeof u32); printf("%s\n", device_type_name(u32)); break;
+    case FP_FLAGS: memcpy(&u32, value, sizeof u32); print_fp_flags(u32); break;
     }
   }
   free(value);
@@ -143,15 +173,18 @@ static bool print_platform(ol_platform_handle_t platform, void *user_data) {
 }
 
 int main(void) {
-  ol_result_t r = olInit(NULL);
+  ol_result_t r = olInit();
   if (r != OL_SUCCESS) {
     fprintf(stderr, "olInit failed: %s\n", r->Details);
     return 1;
   }
   uint32_t major = 0, minor = 0, patch = 0;
   olGetVersion(&major, &minor, &patch);
-  printf("liboffload %u.%u.%u (header %d.%d.%d)\n\n", major, minor, patch, OL_VERSION_MAJOR,
-         OL_VERSION_MINOR, OL_VERSION_PATCH);
+  /* The header carries the library's version (LIBOFFLOAD_VERSION_*) and the version of
+   * LLVM's offload API it implements (OL_VERSION_*). */
+  printf("liboffload %u.%u.%u (header %d.%d.%d, LLVM offload API %d.%d.%d)\n\n", major, minor,
+         patch, LIBOFFLOAD_VERSION_MAJOR, LIBOFFLOAD_VERSION_MINOR, LIBOFFLOAD_VERSION_PATCH,
+         OL_VERSION_MAJOR, OL_VERSION_MINOR, OL_VERSION_PATCH);
   int platforms = 0;
   r = olIteratePlatforms(print_platform, &platforms);
   if (r != OL_SUCCESS) {

@@ -7,6 +7,8 @@
  *   matmul [path/to/matmul_kernels.so [n]]   (n a multiple of 64; default 1024) */
 #include <offload/liboffload.h>
 
+#include "kernels/matmul.h" /* COLS, ROWS, K_SLICE and the kernel's arguments */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +18,6 @@
 #ifndef MATMUL_PROGRAM
 #define MATMUL_PROGRAM "matmul_kernels.so"
 #endif
-#define COLS 64 /* as in kernels/matmul.c */
-#define ROWS 16
-#define K_SLICE 256
 
 static void check(ol_result_t result, const char *what) {
   if (result == OL_SUCCESS)
@@ -78,7 +77,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "n must be a positive multiple of %d\n", COLS);
     return 2;
   }
-  check(olInit(NULL), "olInit");
+  check(olInit(), "olInit");
   ol_device_handle_t host = NULL;
   check(olIterateDevices(find_host, &host), "olIterateDevices");
   uint32_t cores = 0;
@@ -112,8 +111,7 @@ int main(int argc, char **argv) {
   check(olMemcpy(queue, db, host, b, host, bytes), "olMemcpy(B in)");
   check(olSyncQueue(queue), "olSyncQueue");
 
-  void *args[4] = {&da, &db, &dc, &n};
-  size_t sizes[4] = {sizeof da, sizeof db, sizeof dc, sizeof n};
+  const struct matmul_args args = {da, db, dc, n};
   ol_kernel_launch_size_args_t grid = {2, {(uint32_t)(n / COLS), (uint32_t)(n / ROWS), 1},
                                        {COLS, ROWS, 1}, K_SLICE * COLS * sizeof(float)};
   printf("C = A * B, %zu x %zu floats: %u x %u work-groups of %d x %d on %u compute units\n",
@@ -124,7 +122,7 @@ int main(int argc, char **argv) {
     ol_event_handle_t start = NULL, end = NULL;
     double t0 = now_s();
     check(olCreateEvent(queue, &start), "olCreateEvent");
-    check(olLaunchKernel(queue, host, matmul, &grid, NULL, 4, args, sizes), "olLaunchKernel");
+    check(olLaunchKernel(queue, host, matmul, &args, sizeof args, &grid), "olLaunchKernel");
     check(olCreateEvent(queue, &end), "olCreateEvent");
     check(olSyncEvent(end), "olSyncEvent");
     double wall_ms = (now_s() - t0) * 1e3;

@@ -22,7 +22,7 @@ static bool find_host(ol_device_handle_t device, void *user_data) {
 }
 
 int main(void) {
-  check(olInit(NULL), "olInit");
+  check(olInit(), "olInit");
   ol_device_handle_t host = NULL;
   check(olIterateDevices(find_host, &host), "olIterateDevices");
   char name[256] = "";

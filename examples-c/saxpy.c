@@ -5,6 +5,8 @@
  *   saxpy [path/to/saxpy_kernels.so]   (default: the one built beside this example) */
 #include <offload/liboffload.h>
 
+#include "kernels/saxpy.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +51,7 @@ static unsigned char *read_file(const char *path, size_t *size) {
 
 int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : SAXPY_PROGRAM;
-  check(olInit(NULL), "olInit");
+  check(olInit(), "olInit");
   ol_device_handle_t host = NULL;
   check(olIterateDevices(find_host, &host), "olIterateDevices");
 
@@ -62,7 +64,7 @@ int main(int argc, char **argv) {
   check(olGetSymbol(program, "saxpy", OL_SYMBOL_KIND_KERNEL, &saxpy), "olGetSymbol");
   printf("loaded %s (%zu bytes) and found the kernel \"saxpy\"\n", path, image_size);
 
-  size_t n = 1 << 22;
+  const size_t n = 1 << 22;
   const size_t bytes = n * sizeof(float);
   float *x = malloc(bytes), *y = malloc(bytes), *result = malloc(bytes);
   if (x == NULL || y == NULL || result == NULL)
@@ -81,13 +83,13 @@ int main(int argc, char **argv) {
   check(olMemcpy(queue, dx, host, x, host, bytes), "olMemcpy(x in)");
   check(olMemcpy(queue, dy, host, y, host, bytes), "olMemcpy(y in)");
 
-  float a = 2.0f;
-  void *args[4] = {&a, &dx, &dy, &n};
-  size_t sizes[4] = {sizeof a, sizeof dx, sizeof dy, sizeof n};
+  /* The kernel's arguments: one struct, copied by olLaunchKernel before it returns. */
+  const float a = 2.0f;
+  const struct saxpy_args args = {a, dx, dy, n};
   const uint32_t group = 1024;
   ol_kernel_launch_size_args_t grid = {1, {(uint32_t)((n + group - 1) / group), 1, 1},
                                        {group, 1, 1}, 0};
-  check(olLaunchKernel(queue, host, saxpy, &grid, NULL, 4, args, sizes), "olLaunchKernel");
+  check(olLaunchKernel(queue, host, saxpy, &args, sizeof args, &grid), "olLaunchKernel");
   ol_event_handle_t done = NULL;
   check(olCreateEvent(queue, &done), "olCreateEvent");
   printf("enqueued: copy x, copy y, saxpy (a = %g) over %u groups of %u, then an event\n",

@@ -52,7 +52,9 @@ ensure_libraries() {
 ensure_build_tools() {
   ensure_packages cmake:cmake make:make pkg-config:pkg-config gcc:gcc g++:g++ \
     readelf:binutils nm:binutils
-  ensure_libraries libffi-dev
+  # liboffload-22-dev: LLVM 22's liboffload, whose header, library and
+  # llvm-offload-device-info-22 the compatibility tests compare ours with.
+  ensure_libraries libffi-dev liboffload-22-dev
   if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo is missing: install Rust (https://rustup.rs), then run this again" >&2
     exit 1

@@ -17,8 +17,10 @@ fn saxpy_over_many_groups() {
     let program = load(&host_abi());
     let kernel = program.kernel("saxpy").unwrap();
     assert_eq!(kernel.name(), "saxpy");
-    // struct saxpy_args { float a; const float *x; float *y; size_t n; }
-    assert_eq!(kernel.args_size(), Some(32));
+    // struct saxpy_args { float a; const float *x; float *y; size_t n; }: 32 bytes.
+    kernel.check_args(&KernelArgs::from_bytes(&[0; 32])).unwrap();
+    let e = kernel.check_args(&KernelArgs::from_bytes(&[0; 28])).unwrap_err();
+    assert!(e.details.contains("32-byte") && e.details.contains("is 28"), "{e}");
     let n: usize = (1 << 20) + 3;
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let mut y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
@@ -277,7 +279,8 @@ fn programs_load_from_memory_and_unload() {
 fn llvm_convention_kernels_are_called_once_with_pointer_sized_values() {
     let program = load(&llvm_convention());
     let k = program.kernel("k").unwrap();
-    assert_eq!(k.args_size(), None);
+    k.check_args(&KernelArgs::from_bytes(&[0; 24])).unwrap();
+    assert!(k.check_args(&KernelArgs::from_bytes(&[0; 20])).is_err());
     assert_eq!(k.optimal_group_size(0).unwrap(), 1);
     let mut dst = [0i64; 2];
     let config = LaunchConfig {
@@ -326,10 +329,7 @@ fn llvm_convention_kernels_are_called_once_with_pointer_sized_values() {
 
     // A buffer that is not a whole number of slots cannot be split into arguments.
     let e = k
-        .launch(
-            &grid1(1, 1),
-            &args(&[bytes_of(&(dst.as_mut_ptr() as usize)), vec![0u8; 4]]),
-        )
+        .launch(&grid1(1, 1), &KernelArgs::from_bytes(&[0; 12]))
         .unwrap_err();
     assert_eq!(code(&e), ErrorCode::InvalidArgument);
     assert!(

@@ -1,5 +1,6 @@
-/* Kernels of LLVM's generic-ELF host plugin convention: every argument is one
-   pointer-sized value and the function is called once for the whole launch. */
+/* Kernels of LLVM's generic-ELF host plugin convention: the argument buffer is an array
+   of pointer-sized values, one per argument, and the function is called once for the
+   whole launch. */
 
 int calls = 0;
 
@@ -10,7 +11,7 @@ void k(void *a, void *b) {
   calls += 1;
 }
 
-/* Small arguments arrive zero-extended to a pointer-sized value. */
+/* Each argument is one pointer-sized slot of the buffer; the caller widens small values. */
 void widths(void *out, void *c, void *s, void *i) {
   unsigned long *o = (unsigned long *)out;
   o[0] = (unsigned long)c;

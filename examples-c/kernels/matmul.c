@@ -13,16 +13,15 @@
 
 #include <string.h>
 
-#define COLS 64
-#define ROWS 16
-#define K_SLICE 256
+#include "matmul.h" /* COLS, ROWS, K_SLICE and the arguments */
+
 #define CHUNK 32
 
-OL_HOST_KERNEL(matmul, 4) {
-  const float *a = OL_HOST_ARG(args, 0, const float *);
-  const float *b = OL_HOST_ARG(args, 1, const float *);
-  float *c = OL_HOST_ARG(args, 2, float *);
-  const size_t n = OL_HOST_ARG(args, 3, size_t);
+OL_HOST_KERNEL(matmul, struct matmul_args) {
+  const float *a = args->a;
+  const float *b = args->b;
+  float *c = args->c;
+  const size_t n = args->n;
   float(*panel)[COLS] = (float(*)[COLS])ctx->dyn_shared;
   if (ctx->group_size[0] != COLS || ctx->group_size[1] != ROWS ||
       ctx->dyn_shared_size < sizeof(float[K_SLICE][COLS]))

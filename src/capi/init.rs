@@ -14,20 +14,20 @@ use std::ptr::null;
 /// backends. A backend whose vendor library or hardware is absent is skipped, not an error.
 #[no_mangle]
 pub extern "C" fn olInit() -> ol_result_t {
-    init(null(), null())
+    init(false, null(), null())
 }
 
 /// `olInit` with the caller's source location, shown by `OFFLOAD_TRACE=1`.
 #[no_mangle]
 pub extern "C" fn olInitWithCodeLoc(CodeLocation: *mut ol_code_location_t) -> ol_result_t {
-    init(null(), CodeLocation)
+    init(false, null(), CodeLocation)
 }
 
 /// Extension: `olInit` restricted to the backends `Args` lists. `Args` may be NULL:
 /// the same as `olInit`.
 #[no_mangle]
 pub extern "C" fn olInitWithArgs(Args: *const ol_init_args_t) -> ol_result_t {
-    init(Args, null())
+    init(true, Args, null())
 }
 
 /// `olInitWithArgs` with the caller's source location.
@@ -36,16 +36,20 @@ pub extern "C" fn olInitWithArgsWithCodeLoc(
     Args: *const ol_init_args_t,
     CodeLocation: *mut ol_code_location_t,
 ) -> ol_result_t {
-    init(Args, CodeLocation)
+    init(true, Args, CodeLocation)
 }
 
-fn init(args: *const ol_init_args_t, loc: *const ol_code_location_t) -> ol_result_t {
-    call(
-        "olInit",
-        loc,
-        || format!("Args={args:p}"),
-        || runtime::init(&init_options(args)?),
-    )
+/// `with_args`: called as `olInitWithArgs` (else `olInit`, which has no `Args`).
+fn init(
+    with_args: bool,
+    args: *const ol_init_args_t,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    let (name, shown) = match with_args {
+        true => ("olInitWithArgs", format!("Args={args:p}")),
+        false => ("olInit", String::new()),
+    };
+    call(name, loc, || shown, || runtime::init(&init_options(args)?))
 }
 
 fn init_options(args: *const ol_init_args_t) -> Result<InitOptions> {

@@ -189,8 +189,12 @@ fn launch(
     props: *const ol_kernel_launch_prop_t,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
+    let name = match props.is_null() {
+        true => "olLaunchKernel",
+        false => "olLaunchKernelWithProperties",
+    };
     call(
-        "olLaunchKernel",
+        name,
         loc,
         || {
             format!(

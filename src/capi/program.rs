@@ -249,7 +249,7 @@ fn get_symbol(
     )
 }
 
-const SYMBOL_INFO_EXPECTED: &str = "an ol_symbol_info_t: OL_SYMBOL_INFO_KIND, GLOBAL_VARIABLE_ADDRESS, GLOBAL_VARIABLE_SIZE or NAME (0..3)";
+const SYMBOL_INFO_EXPECTED: &str = "an ol_symbol_info_t: OL_SYMBOL_INFO_KIND, GLOBAL_VARIABLE_ADDRESS, GLOBAL_VARIABLE_SIZE (0..2) or the extension OL_SYMBOL_INFO_NAME (0x10000)";
 
 fn symbol_info(symbol: ol_symbol_handle_t, key: u32) -> Result<(InfoValue, SymbolInfo)> {
     args::with_runtime(|rt| {

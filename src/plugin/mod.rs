@@ -10,7 +10,7 @@ mod program;
 mod types;
 
 pub use program::{GlobalVariable, Kernel, KernelArgs, LaunchConfig, Program, SymbolKind};
-pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue};
+pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, EXTENSION_BASE};
 
 use crate::runtime::error::{Error, Result};
 use std::sync::Arc;

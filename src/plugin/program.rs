@@ -78,13 +78,18 @@ impl KernelArgs {
     }
 
     /// Lays `values` out one after another, each at its alignment (a power of two), as a C
-    /// compiler lays out a struct of them; for Rust callers building a buffer.
+    /// compiler lays out a struct of them, trailing padding included; for Rust callers
+    /// building a buffer.
     pub fn from_values<'a>(values: impl IntoIterator<Item = (&'a [u8], usize)>) -> Self {
         let mut bytes = Vec::new();
+        let mut struct_align = 1;
         for (value, align) in values {
-            bytes.resize(bytes.len().next_multiple_of(align.max(1)), 0);
+            let align = align.max(1);
+            struct_align = struct_align.max(align);
+            bytes.resize(bytes.len().next_multiple_of(align), 0);
             bytes.extend_from_slice(value);
         }
+        bytes.resize(bytes.len().next_multiple_of(struct_align), 0);
         KernelArgs { bytes }
     }
 
@@ -108,9 +113,12 @@ impl std::fmt::Debug for KernelArgs {
 pub trait Kernel: Send + Sync {
     fn name(&self) -> &str;
 
-    /// The size of the argument buffer the kernel expects, where its ABI says it.
-    fn args_size(&self) -> Option<usize> {
-        None
+    /// Whether the kernel can take this argument buffer (its size, where the kernel's
+    /// ABI says what it must be). Called when a launch is enqueued, so a wrong buffer is
+    /// refused by `olLaunchKernel` itself, not reported at the next sync.
+    fn check_args(&self, args: &KernelArgs) -> Result<()> {
+        let _ = args;
+        Ok(())
     }
 
     /// Runs the whole grid and returns when every group is done. Called from the calling

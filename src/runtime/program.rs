@@ -9,13 +9,13 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// `ol_symbol_info_t`, in the header's order.
+/// `ol_symbol_info_t`: LLVM's keys, then our extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SymbolInfo {
     Kind = 0,
     GlobalVariableAddress = 1,
     GlobalVariableSize = 2,
-    Name = 3,
+    Name = crate::plugin::EXTENSION_BASE as isize,
 }
 
 impl TryFrom<u32> for SymbolInfo {
@@ -25,7 +25,7 @@ impl TryFrom<u32> for SymbolInfo {
             0 => SymbolInfo::Kind,
             1 => SymbolInfo::GlobalVariableAddress,
             2 => SymbolInfo::GlobalVariableSize,
-            3 => SymbolInfo::Name,
+            crate::plugin::EXTENSION_BASE => SymbolInfo::Name,
             _ => return Err(v),
         })
     }
@@ -198,15 +198,7 @@ impl Runtime {
         }
         // Checked after the devices, as LLVM does.
         let kernel = symbol.kernel()?.clone();
-        if let Some(expected) = kernel.args_size() {
-            if expected != args.len() {
-                return Err(Error::invalid_argument(format!(
-                    "kernel '{}' takes {expected} bytes of arguments but ArgumentsSize is {}",
-                    symbol.name,
-                    args.len()
-                )));
-            }
-        }
+        kernel.check_args(&args)?;
         check_grid(device, &config)?;
         if config.cooperative {
             // Refused now, not when the launch reaches the front of its queue.

@@ -25,6 +25,9 @@ use std::sync::{Arc, OnceLock};
 /// still makes many groups to balance across cores.
 pub const PREFERRED_GROUP_SIZE: usize = 256;
 
+/// One argument slot of LLVM's host convention.
+const WORD: usize = std::mem::size_of::<usize>();
+
 /// Alignment of dynamic shared memory (a cache line, enough for any vector type).
 const SHARED_ALIGN: usize = 64;
 
@@ -77,18 +80,10 @@ impl HostKernel {
     fn launch_host_abi(
         &self,
         function: HostKernelFn,
-        args_size: Option<usize>,
         config: &LaunchConfig,
         args: &KernelArgs,
     ) -> Result<()> {
-        if let Some(expected) = args_size.filter(|&n| n != args.len()) {
-            return Err(Error::invalid_argument(format!(
-                "kernel '{}' takes a {expected}-byte argument buffer (the size its OL_HOST_KERNEL \
-                 marker gives), but ArgumentsSize is {}",
-                self.name,
-                args.len()
-            )));
-        }
+        self.check_args(args)?;
         self.check_grid(config)?;
         let total = config.total_groups();
         let total = usize::try_from(total).map_err(|_| {
@@ -237,17 +232,7 @@ impl HostKernel {
     }
 
     fn launch_llvm(&self, address: usize, args: &KernelArgs) -> Result<()> {
-        const WORD: usize = std::mem::size_of::<usize>();
-        if args.len() % WORD != 0 {
-            return Err(Error::invalid_argument(format!(
-                "kernel '{}' has no OL_HOST_KERNEL marker, so it follows LLVM's host plugin \
-                 convention: one pointer-sized value per argument, so ArgumentsSize must be a \
-                 multiple of {WORD}, not {}. Pass pointers, or define the kernel with \
-                 OL_HOST_KERNEL from offload/host_kernel.h",
-                self.name,
-                args.len()
-            )));
-        }
+        self.check_args(args)?;
         let mut values: Vec<usize> = args
             .bytes
             .chunks_exact(WORD)
@@ -383,19 +368,33 @@ impl Kernel for HostKernel {
         &self.name
     }
 
-    fn args_size(&self) -> Option<usize> {
+    /// Host ABI kernels take the size their marker gives; LLVM-convention kernels a
+    /// whole number of pointer-sized slots.
+    fn check_args(&self, args: &KernelArgs) -> Result<()> {
+        let size = args.len();
         match self.convention {
-            Convention::HostAbi { args_size, .. } => args_size,
-            Convention::Llvm { .. } => None,
+            Convention::HostAbi {
+                args_size: Some(expected),
+                ..
+            } if expected != size => Err(Error::invalid_argument(format!(
+                "kernel '{}' takes a {expected}-byte argument buffer (the size its \
+                 OL_HOST_KERNEL marker gives), but ArgumentsSize is {size}",
+                self.name
+            ))),
+            Convention::Llvm { .. } if size % WORD != 0 => Err(Error::invalid_argument(format!(
+                "kernel '{}' has no OL_HOST_KERNEL marker, so it follows LLVM's host plugin \
+                 convention: one pointer-sized value per argument, so ArgumentsSize must be a \
+                 multiple of {WORD}, not {size}. Pass pointers, or define the kernel with \
+                 OL_HOST_KERNEL from offload/host_kernel.h",
+                self.name
+            ))),
+            _ => Ok(()),
         }
     }
 
     fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
         match self.convention {
-            Convention::HostAbi {
-                function,
-                args_size,
-            } => self.launch_host_abi(function, args_size, config, args),
+            Convention::HostAbi { function, .. } => self.launch_host_abi(function, config, args),
             Convention::Llvm { address } => self.launch_llvm(address, args),
         }
     }
