@@ -18,9 +18,16 @@ fn saxpy_over_many_groups() {
     let kernel = program.kernel("saxpy").unwrap();
     assert_eq!(kernel.name(), "saxpy");
     // struct saxpy_args { float a; const float *x; float *y; size_t n; }: 32 bytes.
-    kernel.check_args(&KernelArgs::from_bytes(&[0; 32])).unwrap();
-    let e = kernel.check_args(&KernelArgs::from_bytes(&[0; 28])).unwrap_err();
-    assert!(e.details.contains("32-byte") && e.details.contains("is 28"), "{e}");
+    kernel
+        .check_args(&KernelArgs::from_bytes(&[0; 32]))
+        .unwrap();
+    let e = kernel
+        .check_args(&KernelArgs::from_bytes(&[0; 28]))
+        .unwrap_err();
+    assert!(
+        e.details.contains("32-byte") && e.details.contains("is 28"),
+        "{e}"
+    );
     let n: usize = (1 << 20) + 3;
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let mut y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
