@@ -18,7 +18,7 @@ fn refusal(image: &[u8]) -> String {
         Err(e2) => e2,
     };
     assert_eq!(e2, e, "load_program refuses as check_image does");
-    e.details
+    e.details.clone()
 }
 
 #[test]

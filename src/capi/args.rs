@@ -11,6 +11,10 @@ pub(crate) fn with_runtime<R>(f: impl FnOnce(&Arc<Runtime>) -> Result<R>) -> Res
     runtime::with_current(f)
 }
 
+// The checks below run on every call: they are inlined, and the messages of their
+// failures are built in `#[cold]` functions, out of the way of the fast path.
+
+#[inline]
 pub(crate) fn device<'a, T>(
     rt: &'a Runtime,
     handle: *mut T,
@@ -19,14 +23,20 @@ pub(crate) fn device<'a, T>(
     if handle.is_null() {
         return Err(null_handle(name));
     }
-    rt.device_by_handle(handle as usize).ok_or_else(|| {
-        Error::new(
-            ErrorCode::InvalidDevice,
-            format!(
-                "{name} {handle:p} is not a device handle of this library (stale after olShutDown, or never returned by olIterateDevices)"
-            ),
-        )
-    })
+    match rt.device_by_handle(handle as usize) {
+        Some(device) => Ok(device),
+        None => Err(not_a_device(handle as usize, name)),
+    }
+}
+
+#[cold]
+fn not_a_device(handle: usize, name: &str) -> Error {
+    Error::new(
+        ErrorCode::InvalidDevice,
+        format!(
+            "{name} {handle:#x} is not a device handle of this library (stale after olShutDown, or never returned by olIterateDevices)"
+        ),
+    )
 }
 
 pub(crate) fn platform<'a, T>(
@@ -90,6 +100,7 @@ pub(crate) fn with_live<T: Send + Sync + 'static, H, R>(
 
 /// LLVM checks every NULL handle before any NULL pointer, and both before anything else;
 /// this is the first of the two checks (`device`, `live`, ... check liveness later).
+#[inline]
 pub(crate) fn handle_given<T>(handle: *mut T, name: &str) -> Result<()> {
     if handle.is_null() {
         return Err(null_handle(name));
@@ -97,35 +108,54 @@ pub(crate) fn handle_given<T>(handle: *mut T, name: &str) -> Result<()> {
     Ok(())
 }
 
+#[cold]
 pub(crate) fn null_handle(name: &str) -> Error {
     Error::null_handle(format!("{name} is NULL; expected a valid handle"))
 }
 
 /// An out-pointer the function writes through.
+#[inline]
 pub(crate) fn out_ptr<'a, T>(ptr: *mut T, name: &str) -> Result<&'a mut T> {
     if ptr.is_null() {
-        return Err(Error::null_pointer(format!(
-            "{name} is NULL; expected a pointer to write the result to"
-        )));
+        return Err(null_out_pointer(name));
     }
     // SAFETY: non-NULL, and the C caller guarantees it points to a writable `T`.
     // Unaligned or dangling pointers are the caller's contract, as for any C API.
     Ok(unsafe { &mut *ptr })
 }
 
+#[cold]
+fn null_out_pointer(name: &str) -> Error {
+    Error::null_pointer(format!(
+        "{name} is NULL; expected a pointer to write the result to"
+    ))
+}
+
+#[inline]
 pub(crate) fn non_null<T>(ptr: *const T, name: &str) -> Result<usize> {
     if ptr.is_null() {
-        return Err(Error::null_pointer(format!(
-            "{name} is NULL; expected a valid pointer"
-        )));
+        return Err(null_pointer(name));
     }
     Ok(ptr as usize)
 }
 
+#[cold]
+fn null_pointer(name: &str) -> Error {
+    Error::null_pointer(format!("{name} is NULL; expected a valid pointer"))
+}
+
 /// An enumeration argument: `value` must convert to `E`; `expected` lists the valid ones.
+#[inline]
 pub(crate) fn enumeration<E: TryFrom<u32>>(value: u32, name: &str, expected: &str) -> Result<E> {
-    E::try_from(value)
-        .map_err(|_| Error::invalid_enumeration(format!("{name} is {value}; expected {expected}")))
+    match E::try_from(value) {
+        Ok(e) => Ok(e),
+        Err(_) => Err(not_an_enumerator(value, name, expected)),
+    }
+}
+
+#[cold]
+fn not_an_enumerator(value: u32, name: &str, expected: &str) -> Error {
+    Error::invalid_enumeration(format!("{name} is {value}; expected {expected}"))
 }
 
 /// A caller's iteration callback: `bool (*)(handle, void *user_data)`.
@@ -133,13 +163,13 @@ pub(crate) type IterateCallback<H> =
     Option<unsafe extern "C" fn(*mut H, *mut std::ffi::c_void) -> bool>;
 
 /// The body of `olIteratePlatforms` / `olIterateDevices`: calls `callback` with each
-/// handle until it returns false.
+/// handle (`handle_at(runtime, i)` for i = 0, 1, ...) until it returns false.
 pub(crate) fn iterate<H>(
     function: &str,
     loc: *const crate::capi::types::ol_code_location_t,
     callback: IterateCallback<H>,
     user_data: *mut std::ffi::c_void,
-    handles: impl FnOnce(&Runtime) -> Vec<usize>,
+    handle_at: impl Fn(&Runtime, usize) -> Option<usize>,
 ) -> crate::capi::types::ol_result_t {
     crate::capi::entry::call(
         function,
@@ -149,16 +179,19 @@ pub(crate) fn iterate<H>(
             format!("Callback={f:p}, UserData={user_data:p}")
         },
         || {
-            // The handles are collected first, so the callback may call into the library.
-            let handles = with_runtime(|rt| Ok(handles(rt)))?;
+            // Our own reference to the runtime, taken once: the callback may call into the
+            // library, olShutDown included, and the list it walks stays valid.
+            let rt = with_runtime(|rt| Ok(rt.clone()))?;
             let callback = callback
                 .ok_or_else(|| Error::null_pointer("Callback is NULL; expected a function"))?;
-            for handle in handles {
+            let mut i = 0;
+            while let Some(handle) = handle_at(&rt, i) {
                 // SAFETY: a C function pointer the caller supplied, called with a live
                 // handle and the caller's own `UserData`.
                 if !unsafe { callback(handle as *mut H, user_data) } {
                     break;
                 }
+                i += 1;
             }
             Ok(())
         },

@@ -4,7 +4,7 @@
 use crate::capi::args;
 use crate::capi::info;
 use crate::capi::types::*;
-use crate::plugin::{DeviceInfo, InfoValue};
+use crate::plugin::DeviceInfo;
 use crate::runtime::error::Result;
 use crate::runtime::Runtime;
 use std::ffi::c_void;
@@ -35,24 +35,26 @@ fn iterate(
     user_data: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    args::iterate("olIterateDevices", loc, callback, user_data, |rt| {
-        rt.devices.iter().map(|x| x.handle()).collect()
+    args::iterate("olIterateDevices", loc, callback, user_data, |rt, i| {
+        rt.devices.get(i).map(|x| x.handle())
     })
 }
 
 const DEVICE_INFO_EXPECTED: &str =
     "an ol_device_info_t: OL_DEVICE_INFO_TYPE (0) to OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF (28), or the extension OL_DEVICE_INFO_NUM_LANES (0x10000)";
 
-/// The device's (cached) answer for `key`.
+/// Hands over the device's answer for `key`, borrowed from its cache: callers poll info
+/// in loops.
 fn device_answer(
     rt: &Runtime,
     device: ol_device_handle_t,
     key: u32,
-) -> Result<(&InfoValue, DeviceInfo)> {
+    answer: info::Answer<'_>,
+) -> Result<()> {
     let d = args::device(rt, device, "Device")?;
     let key: DeviceInfo = args::enumeration(key, "PropName", DEVICE_INFO_EXPECTED)?;
     let value = d.info_ref(key).as_ref().map_err(Clone::clone)?;
-    Ok((value, key))
+    answer(value, &key)
 }
 
 /// Writes one property of `Device` to `PropValue` (`PropSize` bytes available). A value
@@ -86,19 +88,15 @@ fn get_info(
     out: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    // Written in place from the device's cached answer: callers poll info in loops.
-    crate::capi::entry::call(
+    let subject = info::Subject::Handle("Device", device as *const c_void);
+    info::get(
         "olGetDeviceInfo",
+        subject,
+        key,
+        size,
+        out,
         loc,
-        || format!("Device={device:p}, PropName={key}, PropSize={size}, PropValue={out:p}"),
-        || {
-            args::with_runtime(|rt| {
-                let subject = info::Subject::Handle("Device", device as *const c_void);
-                info::check_value_query(subject, size, out)?;
-                let (value, key) = device_answer(rt, device, key)?;
-                info::write_value(value, key, size, out)
-            })
-        },
+        |rt, answer| device_answer(rt, device, key, answer),
     )
 }
 
@@ -129,18 +127,13 @@ fn get_info_size(
     out: *mut usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    crate::capi::entry::call(
+    let subject = info::Subject::Handle("Device", device as *const c_void);
+    info::get_size(
         "olGetDeviceInfoSize",
+        subject,
+        key,
+        out,
         loc,
-        || format!("Device={device:p}, PropName={key}, PropSizeRet={out:p}"),
-        || {
-            args::with_runtime(|rt| {
-                info::check_size_query(
-                    info::Subject::Handle("Device", device as *const c_void),
-                    out,
-                )?;
-                info::write_size(device_answer(rt, device, key)?.0, out)
-            })
-        },
+        |rt, answer| device_answer(rt, device, key, answer),
     )
 }

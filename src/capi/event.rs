@@ -6,7 +6,6 @@ use crate::capi::entry::call;
 use crate::capi::info;
 use crate::capi::queue::live_queue;
 use crate::capi::types::*;
-use crate::plugin::InfoValue;
 use crate::runtime::error::{ErrorCode, Result};
 use crate::runtime::event::{Event, EventInfo};
 use crate::runtime::Runtime;
@@ -118,12 +117,15 @@ fn sync_event(event: ol_event_handle_t, loc: *const ol_code_location_t) -> ol_re
 const EVENT_INFO_EXPECTED: &str =
     "an ol_event_info_t: OL_EVENT_INFO_QUEUE (0) or OL_EVENT_INFO_IS_COMPLETE (1)";
 
-fn event_info(event: ol_event_handle_t, key: u32) -> Result<(InfoValue, EventInfo)> {
-    args::with_runtime(|rt| {
-        let e = live_event(rt, event, "Event")?;
-        let key: EventInfo = args::enumeration(key, "PropName", EVENT_INFO_EXPECTED)?;
-        Ok((rt.event_info(&e, key), key))
-    })
+fn event_info(
+    rt: &Runtime,
+    event: ol_event_handle_t,
+    key: u32,
+    answer: info::Answer<'_>,
+) -> Result<()> {
+    let e = live_event(rt, event, "Event")?;
+    let key: EventInfo = args::enumeration(key, "PropName", EVENT_INFO_EXPECTED)?;
+    answer(&rt.event_info(&e, key), &key)
 }
 
 /// Writes one property of `Event` to `PropValue`.
@@ -164,7 +166,7 @@ fn get_info(
         size,
         out,
         loc,
-        || event_info(event, key),
+        |rt, answer| event_info(rt, event, key, answer),
     )
 }
 
@@ -202,7 +204,7 @@ fn get_info_size(
         key,
         out,
         loc,
-        || event_info(event, key),
+        |rt, answer| event_info(rt, event, key, answer),
     )
 }
 

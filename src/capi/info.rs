@@ -4,20 +4,20 @@
 use crate::capi::args;
 use crate::plugin::InfoValue;
 use crate::runtime::error::{Error, Result};
+use crate::runtime::Runtime;
 use std::ffi::c_void;
 
+#[inline]
 pub fn write_value(
     value: &InfoValue,
-    key: impl std::fmt::Debug,
+    key: &dyn std::fmt::Debug,
     prop_size: usize,
     out: *mut c_void,
 ) -> Result<()> {
     let out = args::non_null(out, "PropValue")? as *mut u8;
     let needed = value.size();
     if prop_size < needed {
-        return Err(Error::invalid_size(format!(
-            "PropSize is {prop_size} bytes but {key:?} needs {needed}; ask olGet...InfoSize for the size"
-        )));
+        return Err(too_small(prop_size, key, needed));
     }
     // SAFETY: `out` is non-NULL and the caller promises `prop_size >= needed` writable
     // bytes there; each arm writes exactly `needed` bytes (scalars unaligned, since C
@@ -36,6 +36,13 @@ pub fn write_value(
         }
     }
     Ok(())
+}
+
+#[cold]
+fn too_small(prop_size: usize, key: &dyn std::fmt::Debug, needed: usize) -> Error {
+    Error::invalid_size(format!(
+        "PropSize is {prop_size} bytes but {key:?} needs {needed}; ask olGet...InfoSize for the size"
+    ))
 }
 
 pub fn write_size(value: &InfoValue, out: *mut usize) -> Result<()> {
@@ -58,6 +65,7 @@ impl Subject<'_> {
     }
 
     /// NULL check only (liveness is the lookup's business).
+    #[inline]
     fn given(self) -> Result<()> {
         match self {
             Subject::Handle(name, p) => args::handle_given(p as *mut c_void, name),
@@ -68,14 +76,20 @@ impl Subject<'_> {
 
 /// LLVM's first checks of every `olGetXInfo`, in its order: `PropSize` 0, then the NULL
 /// handle (or pointer), then a NULL `PropValue`. Before them, only "not initialised".
+#[inline]
 pub fn check_value_query(subject: Subject<'_>, prop_size: usize, out: *mut c_void) -> Result<()> {
     if prop_size == 0 {
-        return Err(Error::invalid_size(
-            "PropSize is 0; expected the size of the buffer at PropValue (olGet...InfoSize tells it)",
-        ));
+        return Err(zero_prop_size());
     }
     subject.given()?;
     args::non_null(out, "PropValue").map(|_| ())
+}
+
+#[cold]
+fn zero_prop_size() -> Error {
+    Error::invalid_size(
+        "PropSize is 0; expected the size of the buffer at PropValue (olGet...InfoSize tells it)",
+    )
 }
 
 /// The same for every `olGetXInfoSize`: the NULL handle (or pointer), then `PropSizeRet`.
@@ -84,16 +98,22 @@ pub fn check_size_query(subject: Subject<'_>, out: *mut usize) -> Result<()> {
     args::non_null(out, "PropSizeRet").map(|_| ())
 }
 
-/// The body of every `olGetXInfo`: checks, looks the value up, then writes it.
+/// How a lookup hands its answer over: the value (borrowed from wherever it is stored, so
+/// nothing is moved or copied on the way but the bytes the caller gets) and the key, for
+/// messages.
+pub type Answer<'w> = &'w mut dyn FnMut(&InfoValue, &dyn std::fmt::Debug) -> Result<()>;
+
+/// The body of every `olGetXInfo`: checks, looks the value up, then writes it, all
+/// under one look at the runtime.
 #[allow(clippy::too_many_arguments)]
-pub fn get<K: std::fmt::Debug>(
+pub fn get(
     function: &str,
     subject: Subject<'_>,
     key: u32,
     prop_size: usize,
     out: *mut c_void,
     loc: *const crate::capi::types::ol_code_location_t,
-    lookup: impl FnOnce() -> Result<(InfoValue, K)>,
+    lookup: impl FnOnce(&Runtime, Answer<'_>) -> Result<()>,
 ) -> crate::capi::types::ol_result_t {
     crate::capi::entry::call(
         function,
@@ -105,22 +125,24 @@ pub fn get<K: std::fmt::Debug>(
             )
         },
         || {
-            args::with_runtime(|_| Ok(()))?;
-            check_value_query(subject, prop_size, out)?;
-            let (value, key) = lookup()?;
-            write_value(&value, key, prop_size, out)
+            args::with_runtime(|rt| {
+                check_value_query(subject, prop_size, out)?;
+                lookup(rt, &mut |value, key| {
+                    write_value(value, key, prop_size, out)
+                })
+            })
         },
     )
 }
 
 /// The body of every `olGetXInfoSize`.
-pub fn get_size<K>(
+pub fn get_size(
     function: &str,
     subject: Subject<'_>,
     key: u32,
     out: *mut usize,
     loc: *const crate::capi::types::ol_code_location_t,
-    lookup: impl FnOnce() -> Result<(InfoValue, K)>,
+    lookup: impl FnOnce(&Runtime, Answer<'_>) -> Result<()>,
 ) -> crate::capi::types::ol_result_t {
     crate::capi::entry::call(
         function,
@@ -132,9 +154,10 @@ pub fn get_size<K>(
             )
         },
         || {
-            args::with_runtime(|_| Ok(()))?;
-            check_size_query(subject, out)?;
-            write_size(&lookup()?.0, out)
+            args::with_runtime(|rt| {
+                check_size_query(subject, out)?;
+                lookup(rt, &mut |value, _| write_size(value, out))
+            })
         },
     )
 }

@@ -7,7 +7,7 @@ use crate::capi::entry::call;
 use crate::capi::info;
 use crate::capi::queue_args;
 use crate::capi::types::*;
-use crate::plugin::{AllocKind, InfoValue};
+use crate::plugin::AllocKind;
 use crate::runtime::config::validation_enabled;
 use crate::runtime::error::Result;
 use crate::runtime::memory_ops::MemInfo;
@@ -240,13 +240,11 @@ const MEM_INFO_EXPECTED: &str = "an ol_mem_info_t: OL_MEM_INFO_DEVICE, BASE, SIZ
 
 /// The allocation is looked up before the key is: an unknown pointer is `NOT_FOUND`
 /// whatever the key, as in LLVM.
-fn mem_info(ptr: *const c_void, key: u32) -> Result<(InfoValue, MemInfo)> {
-    args::with_runtime(|rt| {
-        let ptr = args::non_null(ptr, "Ptr")?;
-        rt.allocation_of(ptr)?;
-        let key: MemInfo = args::enumeration(key, "PropName", MEM_INFO_EXPECTED)?;
-        Ok((rt.mem_info(ptr, key)?, key))
-    })
+fn mem_info(rt: &Runtime, ptr: *const c_void, key: u32, answer: info::Answer<'_>) -> Result<()> {
+    let ptr = args::non_null(ptr, "Ptr")?;
+    rt.allocation_of(ptr)?;
+    let key: MemInfo = args::enumeration(key, "PropName", MEM_INFO_EXPECTED)?;
+    answer(&rt.mem_info(ptr, key)?, &key)
 }
 
 /// Writes one property of the allocation holding `Ptr` (any address inside it).
@@ -286,7 +284,7 @@ fn get_mem_info(
         size,
         out,
         loc,
-        || mem_info(ptr, key),
+        |rt, answer| mem_info(rt, ptr, key, answer),
     )
 }
 
@@ -323,7 +321,7 @@ fn get_mem_info_size(
         key,
         out,
         loc,
-        || mem_info(ptr, key),
+        |rt, answer| mem_info(rt, ptr, key, answer),
     )
 }
 

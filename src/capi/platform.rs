@@ -4,9 +4,9 @@
 use crate::capi::args;
 use crate::capi::info;
 use crate::capi::types::*;
-use crate::plugin::InfoValue;
 use crate::runtime::error::Result;
 use crate::runtime::PlatformInfo;
+use crate::runtime::Runtime;
 use std::ffi::c_void;
 use std::ptr::null;
 
@@ -34,20 +34,23 @@ fn iterate(
     user_data: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    args::iterate("olIteratePlatforms", loc, callback, user_data, |rt| {
-        rt.platforms.iter().map(|x| x.handle()).collect()
+    args::iterate("olIteratePlatforms", loc, callback, user_data, |rt, i| {
+        rt.platforms.get(i).map(|x| x.handle())
     })
 }
 
 const PLATFORM_INFO_EXPECTED: &str =
     "an ol_platform_info_t: OL_PLATFORM_INFO_NAME, VENDOR_NAME, VERSION or BACKEND (0..3)";
 
-fn platform_info(platform: ol_platform_handle_t, key: u32) -> Result<(InfoValue, PlatformInfo)> {
-    args::with_runtime(|rt| {
-        let p = args::platform(rt, platform, "Platform")?;
-        let key: PlatformInfo = args::enumeration(key, "PropName", PLATFORM_INFO_EXPECTED)?;
-        Ok((p.info(key), key))
-    })
+fn platform_info(
+    rt: &Runtime,
+    platform: ol_platform_handle_t,
+    key: u32,
+    answer: info::Answer<'_>,
+) -> Result<()> {
+    let p = args::platform(rt, platform, "Platform")?;
+    let key: PlatformInfo = args::enumeration(key, "PropName", PLATFORM_INFO_EXPECTED)?;
+    answer(p.info(key), &key)
 }
 
 /// Writes one property of `Platform` to `PropValue` (`PropSize` bytes available).
@@ -88,7 +91,7 @@ fn get_info(
         size,
         out,
         loc,
-        || platform_info(platform, key),
+        |rt, answer| platform_info(rt, platform, key, answer),
     )
 }
 
@@ -126,6 +129,6 @@ fn get_info_size(
         key,
         out,
         loc,
-        || platform_info(platform, key),
+        |rt, answer| platform_info(rt, platform, key, answer),
     )
 }

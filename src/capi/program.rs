@@ -7,7 +7,7 @@ use crate::capi::args;
 use crate::capi::entry::call;
 use crate::capi::info;
 use crate::capi::types::*;
-use crate::plugin::{InfoValue, SymbolKind};
+use crate::plugin::SymbolKind;
 use crate::runtime::error::{Error, ErrorCode, Result};
 use crate::runtime::program::{Program, Symbol, SymbolInfo};
 use crate::runtime::Runtime;
@@ -251,12 +251,15 @@ fn get_symbol(
 
 const SYMBOL_INFO_EXPECTED: &str = "an ol_symbol_info_t: OL_SYMBOL_INFO_KIND, GLOBAL_VARIABLE_ADDRESS, GLOBAL_VARIABLE_SIZE (0..2) or the extension OL_SYMBOL_INFO_NAME (0x10000)";
 
-fn symbol_info(symbol: ol_symbol_handle_t, key: u32) -> Result<(InfoValue, SymbolInfo)> {
-    args::with_runtime(|rt| {
-        let s = live_symbol(rt, symbol, "Symbol")?;
-        let key: SymbolInfo = args::enumeration(key, "PropName", SYMBOL_INFO_EXPECTED)?;
-        Ok((s.info(key)?, key))
-    })
+fn symbol_info(
+    rt: &Runtime,
+    symbol: ol_symbol_handle_t,
+    key: u32,
+    answer: info::Answer<'_>,
+) -> Result<()> {
+    let s = live_symbol(rt, symbol, "Symbol")?;
+    let key: SymbolInfo = args::enumeration(key, "PropName", SYMBOL_INFO_EXPECTED)?;
+    answer(&s.info(key)?, &key)
 }
 
 /// Writes one property of `Symbol` to `PropValue`. A global-variable-only key asked of a
@@ -298,7 +301,7 @@ fn get_info(
         size,
         out,
         loc,
-        || symbol_info(symbol, key),
+        |rt, answer| symbol_info(rt, symbol, key, answer),
     )
 }
 
@@ -336,6 +339,6 @@ fn get_info_size(
         key,
         out,
         loc,
-        || symbol_info(symbol, key),
+        |rt, answer| symbol_info(rt, symbol, key, answer),
     )
 }

@@ -6,7 +6,6 @@ use crate::capi::args;
 use crate::capi::entry::call;
 use crate::capi::info;
 use crate::capi::types::*;
-use crate::plugin::InfoValue;
 use crate::runtime::error::{Error, ErrorCode, Result};
 use crate::runtime::queue::{Queue, QueueInfo};
 use crate::runtime::Runtime;
@@ -230,12 +229,15 @@ fn launch_host_function(
 const QUEUE_INFO_EXPECTED: &str =
     "an ol_queue_info_t: OL_QUEUE_INFO_DEVICE (0) or OL_QUEUE_INFO_EMPTY (1)";
 
-fn queue_info(queue: ol_queue_handle_t, key: u32) -> Result<(InfoValue, QueueInfo)> {
-    args::with_runtime(|rt| {
-        let q = live_queue(rt, queue)?;
-        let key: QueueInfo = args::enumeration(key, "PropName", QUEUE_INFO_EXPECTED)?;
-        Ok((rt.queue_info(&q, key), key))
-    })
+fn queue_info(
+    rt: &Runtime,
+    queue: ol_queue_handle_t,
+    key: u32,
+    answer: info::Answer<'_>,
+) -> Result<()> {
+    let q = live_queue(rt, queue)?;
+    let key: QueueInfo = args::enumeration(key, "PropName", QUEUE_INFO_EXPECTED)?;
+    answer(&rt.queue_info(&q, key), &key)
 }
 
 /// Writes one property of `Queue` to `PropValue`.
@@ -276,7 +278,7 @@ fn get_info(
         size,
         out,
         loc,
-        || queue_info(queue, key),
+        |rt, answer| queue_info(rt, queue, key, answer),
     )
 }
 
@@ -314,6 +316,6 @@ fn get_info_size(
         key,
         out,
         loc,
-        || queue_info(queue, key),
+        |rt, answer| queue_info(rt, queue, key, answer),
     )
 }

@@ -84,6 +84,7 @@ impl Runtime {
         self.platforms.iter().find(|p| p.handle() == handle)
     }
 
+    #[inline]
     pub fn device_by_handle(&self, handle: usize) -> Option<&Arc<Device>> {
         self.devices.iter().find(|d| d.handle() == handle)
     }

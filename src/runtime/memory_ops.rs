@@ -59,7 +59,7 @@ impl Runtime {
             .free(addr)
             .map(|_| ())
             .map_err(|e| match e.code {
-                ErrorCode::NotFound => Error::new(ErrorCode::InvalidArgument, e.details),
+                ErrorCode::NotFound => e.with_code(ErrorCode::InvalidArgument),
                 _ => e,
             })
     }

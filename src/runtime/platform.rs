@@ -32,9 +32,8 @@ pub struct Platform {
     pub handle: usize,
     pub index: usize,
     pub backend: Backend,
-    name: String,
-    vendor: String,
-    version: String,
+    /// The answers to NAME, VENDOR_NAME, VERSION and BACKEND, in that order.
+    answers: [InfoValue; 4],
     /// Indices into `Runtime::devices`.
     pub device_indices: Vec<usize>,
 }
@@ -45,9 +44,12 @@ impl Platform {
             handle: new_handle(),
             index,
             backend: plugin.backend(),
-            name: plugin.name(),
-            vendor: plugin.vendor(),
-            version: plugin.version(),
+            answers: [
+                InfoValue::Str(plugin.name()),
+                InfoValue::Str(plugin.vendor()),
+                InfoValue::Str(plugin.version()),
+                InfoValue::U32(plugin.backend() as u32),
+            ],
             device_indices,
         }
     }
@@ -56,13 +58,8 @@ impl Platform {
         self.handle
     }
 
-    pub fn info(&self, key: PlatformInfo) -> InfoValue {
-        match key {
-            PlatformInfo::Name => InfoValue::Str(self.name.clone()),
-            PlatformInfo::VendorName => InfoValue::Str(self.vendor.clone()),
-            PlatformInfo::Version => InfoValue::Str(self.version.clone()),
-            PlatformInfo::Backend => InfoValue::U32(self.backend as u32),
-        }
+    pub fn info(&self, key: PlatformInfo) -> &InfoValue {
+        &self.answers[key as usize]
     }
 }
 
@@ -122,6 +119,7 @@ impl Device {
     }
 
     /// `info` without a copy, for the C API's hot path.
+    #[inline]
     pub fn info_ref(&self, key: DeviceInfo) -> &Result<InfoValue> {
         self.info_answers[key.index()].get_or_init(|| self.ask_backend(key))
     }

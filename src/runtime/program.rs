@@ -104,7 +104,7 @@ impl Runtime {
             } else {
                 e.code
             };
-            Error::new(code, e.details)
+            e.with_code(code)
         })
     }
 

@@ -109,7 +109,7 @@ mod tests {
     fn refusal(image: &[u8]) -> String {
         let e = select_host_image(image).unwrap_err();
         assert_eq!(e.code, crate::runtime::error::ErrorCode::InvalidBinary);
-        e.details
+        e.details.clone()
     }
 
     #[test]
