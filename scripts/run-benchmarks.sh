@@ -5,9 +5,9 @@
 # comparison runs the same program twice.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_build_tools
-if [ ! -f "$PREFIX/lib/cmake/LLVMOffload/LLVMOffloadConfig.cmake" ] || [ "${REBUILD:-0}" = 1 ]; then
-  build_and_install
-fi
+# Always (cmake and cargo rebuild only what changed): an older install in _install/
+# would measure an older library.
+build_and_install
 build_against_install "$ROOT/bench-c" "$BUILD/bench-c" >/dev/null
 bench="$BUILD/bench-c/bench_offload"
 out=$(mktemp -d)
@@ -77,4 +77,48 @@ if [ -x "$BUILD/bench-c/bench_libomptarget" ]; then
   compare "empty kernel, synchronous launch (us)" "$(value kernels launch_sync_us)" \
     "$(value omp omp_empty_target_us)" us
   echo "(ratio: libomptarget's time / liboffload's; above 1 means liboffload is faster)"
+fi
+
+# LLVM 22's libLLVMOffload.so.22.1 against ours: one binary, written for LLVM's header and
+# linked against libLLVMOffload.so.22.1; LD_LIBRARY_PATH picks the library. Three runs of
+# each, alternating, and the median of the three medians.
+llvm_lib=/usr/lib/llvm-22/lib
+if [ -e "$llvm_lib/libLLVMOffload.so.22.1" ]; then
+  api="$BUILD/bench-c/bench_llvm_api"
+  program="$BUILD/bench-c/bench_kernels.so"
+  for round in 1 2 3; do
+    LD_LIBRARY_PATH="$PREFIX/lib" "$api" "$program" >"$out/ours$round"
+    LD_LIBRARY_PATH="$llvm_lib" "$api" "$program" >"$out/llvm$round" 2>/dev/null
+  done
+  echo
+  echo "The same binary on LLVM 22.1's libLLVMOffload.so.22.1 and on ours (host device), medians"
+  printf '%-44s %14s %30s %9s\n' call liboffload "LLVM 22.1" "LLVM/ours"
+  awk '
+    FNR == 1 { who = (FILENAME ~ /ours[0-9]$/) ? "ours" : "llvm" }
+    function note(c) { if (!(c in seen)) { seen[c] = 1; name[++n] = c } }
+    $1 == "RESULT" { v[who, $2] = v[who, $2] " " $3; unit[$2] = $4; note($2) }
+    $1 == "CRASH" { bad[who, $2] = "crashes (" $3 " " $4 ")"; note($2) }
+    $1 == "REFUSED" { msg = ""; for (i = 4; i <= NF; i++) msg = msg " " $i
+                      bad[who, $2] = "refuses:" msg; note($2) }
+    function mid(list,   a, k, i, j, t) {  # the median of a few numbers (mawk has no asort)
+      k = split(list, a, " ")
+      for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+        t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+      return a[int((k + 1) / 2)]
+    }
+    END {
+      for (i = 1; i <= n; i++) {
+        c = name[i]
+        o = (("ours", c) in v) ? sprintf("%.1f %s", mid(v["ours", c]), unit[c]) : bad["ours", c]
+        l = (("llvm", c) in v) ? sprintf("%.1f %s", mid(v["llvm", c]), unit[c]) : bad["llvm", c]
+        r = (("ours", c) in v && ("llvm", c) in v && mid(v["ours", c]) > 0) ? \
+            sprintf("%.2fx", mid(v["llvm", c]) / mid(v["ours", c])) : "-"
+        printf "%-44s %14s %30s %9s\n", c, o, substr(l, 1, 30), r
+      }
+    }' "$out"/ours[123] "$out"/llvm[123]
+  echo "(LLVM/ours: LLVM's time / ours; above 1 means ours is faster. over_10us: how many"
+  echo " of 100,000 create+sync pairs took over 10 us.)"
+else
+  echo
+  echo "LLVM 22's libLLVMOffload.so.22.1 not found (install liboffload-22-dev): no comparison"
 fi

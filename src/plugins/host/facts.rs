@@ -26,6 +26,13 @@ pub struct HostFacts {
 pub const MAX_GROUP_SIZE: u32 = 1024;
 
 impl HostFacts {
+    /// This machine's facts, read once per process: they do not change while it runs, and
+    /// reading /proc/cpuinfo costs the kernel more than the rest of olInit together.
+    pub fn get() -> &'static HostFacts {
+        static FACTS: std::sync::OnceLock<HostFacts> = std::sync::OnceLock::new();
+        FACTS.get_or_init(HostFacts::read)
+    }
+
     pub fn read() -> Self {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let vendor_tag = cpuinfo_field(&cpuinfo, "vendor_id").unwrap_or_default();

@@ -42,13 +42,13 @@ impl plugin::Plugin for HostPlugin {
     }
     fn devices(&self) -> Vec<Arc<dyn plugin::Device>> {
         vec![Arc::new(HostDevice {
-            facts: HostFacts::read(),
+            facts: HostFacts::get(),
         })]
     }
 }
 
 pub struct HostDevice {
-    facts: HostFacts,
+    facts: &'static HostFacts,
 }
 
 impl plugin::Device for HostDevice {
