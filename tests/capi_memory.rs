@@ -35,7 +35,7 @@ fn memory_and_devices_through_the_c_api() {
 
     ok(olInit());
     ok(olGetVersion(&mut a, &mut b, &mut c));
-    assert_eq!((a, b, c), (0, 1, 0));
+    assert_eq!((a, b, c), (0, 2, 0));
     let device = host_device();
 
     // Device info: real readings, size rules.

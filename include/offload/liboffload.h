@@ -32,7 +32,7 @@
 
 /* This library's own version; olGetVersion reports the one running. */
 #define LIBOFFLOAD_VERSION_MAJOR 0
-#define LIBOFFLOAD_VERSION_MINOR 1
+#define LIBOFFLOAD_VERSION_MINOR 2
 #define LIBOFFLOAD_VERSION_PATCH 0
 
 /** Success: a NULL ol_result_t. */
