@@ -189,6 +189,45 @@ static uint32_t u32_info(ol_device_handle_t device, ol_device_info_t key) {
   return value;
 }
 
+/* The host device's FP capabilities and vector widths come from this CPU: compare them
+ * with what the compiler's own CPU detection says. */
+static void check_host_cpu_answers(ol_device_handle_t host) {
+  const uint32_t ieee = OL_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_NEAREST |
+                        OL_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_ZERO |
+                        OL_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_INF |
+                        OL_DEVICE_FP_CAPABILITY_FLAG_INF_NAN;
+  const uint32_t single = u32_info(host, OL_DEVICE_INFO_SINGLE_FP_CONFIG);
+  const uint32_t dbl = u32_info(host, OL_DEVICE_INFO_DOUBLE_FP_CONFIG);
+  CHECK((single & ieee) == ieee);
+  CHECK((dbl & ieee) == ieee);
+  CHECK(!(single & OL_DEVICE_FP_CAPABILITY_FLAG_SOFT_FLOAT));
+  /* No native half arithmetic means no half vectors either. */
+  CHECK((u32_info(host, OL_DEVICE_INFO_HALF_FP_CONFIG) == 0) ==
+        (u32_info(host, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF) == 0));
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  const bool fma = __builtin_cpu_supports("fma") || __builtin_cpu_supports("fma4");
+  CHECK(!!(single & OL_DEVICE_FP_CAPABILITY_FLAG_FMA) == fma);
+  CHECK(!!(dbl & OL_DEVICE_FP_CAPABILITY_FLAG_FMA) == fma);
+  const uint32_t float_lanes = __builtin_cpu_supports("avx512f") ? 16
+                               : __builtin_cpu_supports("avx")   ? 8
+                                                                 : 4;
+  CHECK_EQ(u32_info(host, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT), float_lanes);
+  CHECK_EQ(u32_info(host, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE), float_lanes / 2);
+  const uint32_t int_lanes = __builtin_cpu_supports("avx512f") ? 16
+                             : __builtin_cpu_supports("avx2")  ? 8
+                                                               : 4;
+  CHECK_EQ(u32_info(host, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT), int_lanes);
+  CHECK_EQ(u32_info(host, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG), int_lanes / 2);
+  /* Byte and word vectors of 512 bits need AVX512BW as well. */
+  const uint32_t byte_lanes = __builtin_cpu_supports("avx512bw") ? 64
+                              : __builtin_cpu_supports("avx2")   ? 32
+                                                                 : 16;
+  CHECK_EQ(u32_info(host, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR), byte_lanes);
+  CHECK_EQ(u32_info(host, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT), byte_lanes / 2);
+#endif
+}
+
 static void check_device(ol_device_handle_t device, ol_platform_handle_t const *platforms,
                          size_t num_platforms) {
   /* Every key: LLVM's 0 .. OL_DEVICE_INFO_LAST - 1, and the one extension. */
@@ -344,6 +383,7 @@ int main(void) {
   REQUIRE(devices.count >= 1);
   ol_device_handle_t host = devices.devices[devices.count - 1];
   CHECK_EQ(device_type(host), OL_DEVICE_TYPE_HOST);
+  check_host_cpu_answers(host);
   CHECK(host == host_device());
   ol_platform_handle_t host_platform = NULL;
   CHECK_OK(olGetDeviceInfo(host, OL_DEVICE_INFO_PLATFORM, sizeof host_platform, &host_platform));

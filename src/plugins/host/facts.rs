@@ -86,14 +86,9 @@ impl HostFacts {
             K::MaxWorkSizePerDimension => InfoValue::Dims([u32::MAX; 3]),
             K::VendorId => InfoValue::U32(self.vendor_id),
             K::NumComputeUnits => InfoValue::U32(self.logical_cores),
-            K::MaxClockFrequency => match self.max_clock_mhz {
-                Some(mhz) => InfoValue::U32(mhz),
-                None => {
-                    return Err(Error::unsupported(
-                        "this machine exposes no CPU clock frequency (no cpufreq, no 'cpu MHz' in /proc/cpuinfo)",
-                    ))
-                }
-            },
+            // 0 means unknown (no cpufreq, no 'cpu MHz' in /proc/cpuinfo), an answer rather
+            // than an error, so callers that query every key do not stop here.
+            K::MaxClockFrequency => InfoValue::U32(self.max_clock_mhz.unwrap_or(0)),
             // 0 means unknown: Linux shows the SMBIOS memory tables to root only, and
             // callers that query every key must not stop on this one.
             K::MemoryClockRate => InfoValue::U32(self.memory_clock_mhz.unwrap_or(0)),
