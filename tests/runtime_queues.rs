@@ -15,12 +15,14 @@ fn host_function_panics_and_waits_on_a_busy_pool() {
 
     // A panicking host function is an error of the next sync, naming what failed; the
     // queue works again afterwards.
-    rt.enqueue_host_function(&q, || panic!("the callback broke"));
+    rt.enqueue_host_function(&q, || panic!("the callback broke"))
+        .unwrap();
     let ran = Arc::new(AtomicUsize::new(0));
     let r = ran.clone();
     rt.enqueue_host_function(&q, move || {
         r.fetch_add(1, Ordering::SeqCst);
-    });
+    })
+    .unwrap();
     let e = q.sync().unwrap_err();
     assert_eq!(e.code, ErrorCode::Unknown);
     assert!(e.details.contains("the callback broke"), "{e}");
@@ -40,18 +42,20 @@ fn host_function_panics_and_waits_on_a_busy_pool() {
     let rx = std::sync::Mutex::new(rx);
     rt.enqueue_host_function(&gate, move || {
         let _ = rx.lock().unwrap().recv();
-    });
+    })
+    .unwrap();
     let event = rt.events.get(rt.create_event(&gate, 0).unwrap()).unwrap();
     let waiters: Vec<_> = (0..4 * WorkerPool::global().threads())
         .map(|_| rt.queues.get(rt.create_queue(&device).unwrap()).unwrap())
         .collect();
     let after = Arc::new(AtomicUsize::new(0));
     for w in &waiters {
-        rt.wait_events(w, vec![event.clone()]);
+        rt.wait_events(w, vec![event.clone()]).unwrap();
         let a = after.clone();
         rt.enqueue_host_function(w, move || {
             a.fetch_add(1, Ordering::SeqCst);
-        });
+        })
+        .unwrap();
     }
     std::thread::sleep(std::time::Duration::from_millis(20));
     assert_eq!(

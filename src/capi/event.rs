@@ -108,8 +108,8 @@ fn sync_event(event: ol_event_handle_t, loc: *const ol_code_location_t) -> ol_re
         || format!("Event={event:p}"),
         || {
             args::with_runtime(|rt| live_event(rt, event, "Event"))?
-                .sync()
-                .map(|_| ())
+                .inner
+                .synchronize()
         },
     )
 }

@@ -160,8 +160,7 @@ fn wait_events(
                     .enumerate()
                     .map(|(i, &e)| crate::capi::event::live_event(rt, e, &format!("Events[{i}]")))
                     .collect::<Result<Vec<_>>>()?;
-                rt.wait_events(&q, events);
-                Ok(())
+                rt.wait_events(&q, events)
             })
         },
     )
@@ -219,8 +218,7 @@ fn launch_host_function(
                     let data = data;
                     // SAFETY: the caller's function, called with the caller's own data.
                     unsafe { callback(data.0) }
-                });
-                Ok(())
+                })
             })
         },
     )

@@ -1,15 +1,18 @@
 //! The plugin interface: the traits every backend implements.
 //!
 //! A plugin enumerates devices; a device allocates raw memory, copies, answers info
-//! queries and (later) runs streams and loads images. Every method a backend may lack has
+//! queries, loads images and creates streams (`stream`), which run copies, fills, kernel
+//! launches and host work asynchronously and record and wait for events. Every method a backend may lack has
 //! a default that answers `Unsupported`, so a backend implements only what it can.
 //! Bookkeeping shared by all backends (pooling, handle tables, validation) lives in
 //! `runtime` and `memory`, not here.
 
 mod program;
+mod stream;
 mod types;
 
 pub use program::{GlobalVariable, Kernel, KernelArgs, LaunchConfig, Program, SymbolKind};
+pub use stream::{CopyDirection, Guard, HostWork, Stream, StreamEvent, StreamOp};
 pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, EXTENSION_BASE};
 
 use crate::runtime::error::{Error, Result};
@@ -96,6 +99,11 @@ pub trait Device: Send + Sync {
     fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
         let _ = image;
         Err(unsupported("loading device images"))
+    }
+
+    /// A new in-order stream of asynchronous work on this device.
+    fn create_stream(&self) -> Result<Arc<dyn Stream>> {
+        Err(unsupported("streams"))
     }
 }
 

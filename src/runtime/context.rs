@@ -8,7 +8,7 @@ use crate::runtime::event::Event;
 use crate::runtime::handle_table::HandleTable;
 use crate::runtime::platform::{Device, Platform};
 use crate::runtime::program::{Program, Symbol};
-use crate::runtime::queue::{Outstanding, Queue};
+use crate::runtime::queue::Queue;
 use crate::runtime::registration::Registrations;
 use crate::runtime::state::InitOptions;
 use std::sync::Arc;
@@ -24,7 +24,9 @@ pub struct Runtime {
     pub programs: HandleTable<Program>,
     pub symbols: HandleTable<Symbol>,
     /// Commands not yet finished on any queue, destroyed ones included.
-    pub outstanding: Arc<Outstanding>,
+    /// Every stream queues were made with, so shutdown can wait for their work (also
+    /// of queues already destroyed, whose streams live while work remains).
+    pub streams: parking_lot::Mutex<Vec<std::sync::Weak<dyn crate::plugin::Stream>>>,
 }
 
 impl Runtime {
@@ -66,13 +68,17 @@ impl Runtime {
             events: HandleTable::default(),
             programs: HandleTable::default(),
             symbols: HandleTable::default(),
-            outstanding: Arc::default(),
+            streams: Default::default(),
         })
     }
 
     /// Finishes outstanding work and releases every resource.
     pub fn shut_down(&self) {
-        self.outstanding.wait_for_zero();
+        let streams = std::mem::take(&mut *self.streams.lock());
+        for stream in streams.iter().filter_map(std::sync::Weak::upgrade) {
+            // Errors were the queues' to report; shutdown only waits.
+            let _ = stream.synchronize();
+        }
         self.symbols.drain();
         self.programs.drain();
         self.events.drain();

@@ -1,10 +1,11 @@
 //! Programs, their symbols and kernel launches, backend-neutral.
 
+use crate::plugin::StreamOp;
 use crate::plugin::{self, GlobalVariable, InfoValue, KernelArgs, LaunchConfig, SymbolKind};
 use crate::runtime::context::Runtime;
 use crate::runtime::error::{Error, ErrorCode, Result};
 use crate::runtime::platform::Device;
-use crate::runtime::queue::{Command, Queue};
+use crate::runtime::queue::Queue;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -213,13 +214,15 @@ impl Runtime {
         }
         match queue {
             None => kernel.launch(&config, &args),
-            Some(q) => {
-                q.enqueue(Command::Run {
-                    name: "olLaunchKernel",
-                    work: Box::new(move || kernel.launch(&config, &args)),
-                });
-                Ok(())
-            }
+            Some(q) => q.enqueue(
+                "olLaunchKernel",
+                StreamOp::Launch {
+                    kernel,
+                    config,
+                    args,
+                },
+                None,
+            ),
         }
     }
 }

@@ -2,17 +2,19 @@
 //! asynchronous forms of copies, fills and host functions.
 
 use crate::memory::AllocationInfo;
-use crate::plugin::InfoValue;
+use crate::plugin::{CopyDirection, InfoValue, StreamOp};
 use crate::runtime::context::Runtime;
 use crate::runtime::error::{Error, ErrorCode, Result};
 use crate::runtime::event::{Event, EventInfo};
 use crate::runtime::platform::Device;
-use crate::runtime::queue::{Command, Queue, QueueInfo};
+use crate::runtime::queue::{Queue, QueueInfo};
 use std::sync::Arc;
 
 impl Runtime {
     pub fn create_queue(&self, device: &Arc<Device>) -> Result<usize> {
-        let queue = Arc::new(Queue::new(device.clone(), self.outstanding.clone()));
+        let stream = device.imp.create_stream()?;
+        self.streams.lock().push(Arc::downgrade(&stream));
+        let queue = Arc::new(Queue::new(device.clone(), stream));
         Ok(self.queues.insert(queue))
     }
 
@@ -57,6 +59,9 @@ impl Runtime {
         }
     }
 
+    /// A copy in `queue`'s order. Between the queue's device and host memory (or within
+    /// the device) the stream copies; between two devices of which neither is the host,
+    /// a host step of the stream runs the synchronous copy, staged through host memory.
     #[allow(clippy::too_many_arguments)]
     pub fn enqueue_copy(
         self: &Arc<Self>,
@@ -68,16 +73,32 @@ impl Runtime {
         size: usize,
     ) -> Result<()> {
         let (dst_alloc, src_alloc) = (self.allocation_snapshot(dst), self.allocation_snapshot(src));
-        let (rt, dd, sd) = (self.clone(), dst_device.clone(), src_device.clone());
-        queue.enqueue(Command::Run {
-            name: "olMemcpy",
-            work: Box::new(move || {
-                rt.still_live("DstPtr", dst, dst_alloc)?;
-                rt.still_live("SrcPtr", src, src_alloc)?;
-                rt.mem_copy(dst, &dd, src, &sd, size)
-            }),
+        let rt = self.clone();
+        let guard = Box::new(move || {
+            rt.still_live("DstPtr", dst, dst_alloc)?;
+            rt.still_live("SrcPtr", src, src_alloc)
         });
-        Ok(())
+        let on_queue = |d: &Arc<Device>| d.index == queue.device.index;
+        let direction = match (on_queue(dst_device), on_queue(src_device)) {
+            _ if dst_device.is_host() && src_device.is_host() => Some(CopyDirection::HostToHost),
+            (true, true) => Some(CopyDirection::DeviceToDevice),
+            (true, false) if src_device.is_host() => Some(CopyDirection::HostToDevice),
+            (false, true) if dst_device.is_host() => Some(CopyDirection::DeviceToHost),
+            _ => None,
+        };
+        let op = match direction {
+            Some(direction) => StreamOp::Copy {
+                dst,
+                src,
+                size,
+                direction,
+            },
+            None => {
+                let (rt, dd, sd) = (self.clone(), dst_device.clone(), src_device.clone());
+                StreamOp::Host(Box::new(move || rt.mem_copy(dst, &dd, src, &sd, size)))
+            }
+        };
+        queue.enqueue("olMemcpy", op, Some(guard))
     }
 
     pub fn enqueue_fill(
@@ -89,37 +110,35 @@ impl Runtime {
     ) -> Result<()> {
         let alloc = self.allocation_snapshot(ptr);
         let rt = self.clone();
-        let device = queue.device.clone();
-        queue.enqueue(Command::Run {
-            name: "olMemFill",
-            work: Box::new(move || {
-                rt.still_live("Ptr", ptr, alloc)?;
-                device.imp.fill(ptr, &pattern, size)
-            }),
-        });
-        Ok(())
+        let guard = Box::new(move || rt.still_live("Ptr", ptr, alloc));
+        let op = StreamOp::Fill {
+            dst: ptr,
+            pattern,
+            size,
+        };
+        queue.enqueue("olMemFill", op, Some(guard))
     }
 
     pub fn enqueue_host_function(
         &self,
         queue: &Arc<Queue>,
         function: impl FnOnce() + Send + 'static,
-    ) {
-        queue.enqueue(Command::Run {
-            name: "olLaunchHostFunction",
-            work: Box::new(move || {
-                function();
-                Ok(())
-            }),
+    ) -> Result<()> {
+        let work = Box::new(move || {
+            function();
+            Ok(())
         });
+        queue.enqueue("olLaunchHostFunction", StreamOp::Host(work), None)
     }
 
     /// An event that completes when everything enqueued on `queue` so far is done.
     pub fn create_event(&self, queue: &Arc<Queue>, queue_handle: usize) -> Result<usize> {
-        let event = Arc::new(Event::new(queue_handle, queue.device.clone()));
-        let handle = self.events.insert(event.clone());
-        queue.record(event);
-        Ok(handle)
+        let event = Event {
+            queue_handle,
+            device: queue.device.clone(),
+            inner: queue.stream.record()?,
+        };
+        Ok(self.events.insert(Arc::new(event)))
     }
 
     pub fn destroy_event(&self, handle: usize) -> Result<()> {
@@ -132,12 +151,8 @@ impl Runtime {
     }
 
     /// Later work on `queue` waits for every event.
-    pub fn wait_events(&self, queue: &Arc<Queue>, events: Vec<Arc<Event>>) {
-        for event in events {
-            if !event.is_complete() {
-                queue.enqueue(Command::Wait(event));
-            }
-        }
+    pub fn wait_events(&self, queue: &Arc<Queue>, events: Vec<Arc<Event>>) -> Result<()> {
+        events.iter().try_for_each(|event| queue.wait(event))
     }
 
     pub fn event_info(&self, event: &Event, key: EventInfo) -> InfoValue {
@@ -155,6 +170,6 @@ impl Runtime {
                 end.device.describe()
             )));
         }
-        Event::elapsed_ms(start, end)
+        start.inner.elapsed_ms(end.inner.as_ref())
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod cpu_features;
 mod elf_image;
+mod event;
 mod facts;
 mod kernel;
 pub mod kernel_abi;
@@ -15,6 +16,7 @@ mod memfd_loader;
 mod memory;
 pub mod parallel;
 mod program;
+mod stream;
 
 pub use elf_image::select_host_image;
 pub use facts::HostFacts;
@@ -104,5 +106,12 @@ impl plugin::Device for HostDevice {
         let range = select_host_image(image)?;
         let program = HostProgram::load(&image[range], self.facts.local_memory as usize)?;
         Ok(Arc::new(program))
+    }
+
+    /// Streams run on the shared worker pool (`stream`).
+    fn create_stream(&self) -> Result<Arc<dyn plugin::Stream>> {
+        Ok(Arc::new(
+            stream::HostStreamHandle(stream::HostStream::new()),
+        ))
     }
 }

@@ -1,0 +1,94 @@
+//! Streams and events: the plugin interface of asynchronous work.
+//!
+//! A device creates streams; a stream runs what is enqueued on it in order,
+//! asynchronously, and reports what failed at its next `synchronize`. An event marks a
+//! point of a stream: it can be queried, waited for (by the host or by another stream of
+//! the same backend) and timed. A GPU backend maps these onto its own (CUDA streams and
+//! events, HSA queues and signals); the host backend runs them on its worker pool. What
+//! is the same for every backend (handles, validation, waits across backends, profiling)
+//! is the runtime's, around these traits.
+
+use super::program::{Kernel, KernelArgs, LaunchConfig};
+use crate::runtime::error::Result;
+use std::any::Any;
+use std::sync::Arc;
+
+/// Which memory each side of a copy is, seen from the stream's device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyDirection {
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+    HostToHost,
+}
+
+/// Work run on a host thread in stream order (host functions, and the runtime's own
+/// steps, such as waiting for an event of another backend).
+pub type HostWork = Box<dyn FnOnce() -> Result<()> + Send>;
+
+/// A check run just before an operation, where the backend runs operations on the host
+/// (the host backend: "was the memory freed meanwhile?"); a backend whose operations run
+/// on the device runs it when the operation is enqueued.
+pub type Guard = Box<dyn FnOnce() -> Result<()> + Send>;
+
+/// One operation of a stream.
+pub enum StreamOp {
+    Copy {
+        dst: usize,
+        src: usize,
+        size: usize,
+        direction: CopyDirection,
+    },
+    /// `size` bytes at `dst` (device memory) with repetitions of `pattern`.
+    Fill {
+        dst: usize,
+        pattern: Vec<u8>,
+        size: usize,
+    },
+    Launch {
+        kernel: Arc<dyn Kernel>,
+        config: LaunchConfig,
+        args: KernelArgs,
+    },
+    Host(HostWork),
+}
+
+/// An in-order stream of operations on one device.
+pub trait Stream: Send + Sync {
+    /// Appends `op`; `name` (the C function, e.g. "olMemcpy") names it in the error a
+    /// later `synchronize` reports if it fails. An error returned here means nothing was
+    /// enqueued.
+    fn enqueue(&self, name: &'static str, op: StreamOp, guard: Option<Guard>) -> Result<()>;
+
+    /// An event that completes once everything enqueued so far is done.
+    fn record(&self) -> Result<Arc<dyn StreamEvent>>;
+
+    /// Later operations wait for `event`, an event of this backend (`as_any` tells).
+    fn wait(&self, event: &Arc<dyn StreamEvent>) -> Result<()>;
+
+    /// Blocks until everything enqueued is done; returns (and forgets) the first error of
+    /// an operation since the last synchronize.
+    fn synchronize(&self) -> Result<()>;
+
+    /// True when nothing enqueued is pending (may be false when the backend cannot tell).
+    fn is_idle(&self) -> bool;
+}
+
+/// A point in a stream.
+pub trait StreamEvent: Send + Sync {
+    fn is_complete(&self) -> bool;
+
+    /// Blocks until the event completes; the error of its stream, if an operation before
+    /// it failed.
+    fn synchronize(&self) -> Result<()>;
+
+    /// Milliseconds from this event's completion to `end`'s (an event of the same
+    /// device), waiting for both.
+    fn elapsed_ms(&self, end: &dyn StreamEvent) -> Result<f32>;
+
+    /// For a backend to recognise its own events.
+    fn as_any(&self) -> &dyn Any;
+
+    /// The same, keeping a reference: a stream that waits holds the event.
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
