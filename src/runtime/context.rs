@@ -27,6 +27,8 @@ pub struct Runtime {
     /// Every stream queues were made with, so shutdown can wait for their work (also
     /// of queues already destroyed, whose streams live while work remains).
     pub streams: parking_lot::Mutex<Vec<std::sync::Weak<dyn crate::plugin::Stream>>>,
+    /// The timeline of `OFFLOAD_PROFILE`.
+    pub profile: Arc<crate::runtime::profile::Profile>,
 }
 
 impl Runtime {
@@ -69,6 +71,7 @@ impl Runtime {
             programs: HandleTable::default(),
             symbols: HandleTable::default(),
             streams: Default::default(),
+            profile: Default::default(),
         })
     }
 
@@ -79,6 +82,7 @@ impl Runtime {
             // Errors were the queues' to report; shutdown only waits.
             let _ = stream.synchronize();
         }
+        self.profile.write();
         self.symbols.drain();
         self.programs.drain();
         self.events.drain();

@@ -9,6 +9,7 @@ pub mod event;
 pub mod handle_table;
 pub mod memory_ops;
 pub mod platform;
+pub mod profile;
 pub mod program;
 pub mod queue;
 pub mod queue_ops;

@@ -14,7 +14,7 @@ impl Runtime {
     pub fn create_queue(&self, device: &Arc<Device>) -> Result<usize> {
         let stream = device.imp.create_stream()?;
         self.streams.lock().push(Arc::downgrade(&stream));
-        let queue = Arc::new(Queue::new(device.clone(), stream));
+        let queue = Arc::new(Queue::new(device.clone(), stream, self.profile.clone()));
         Ok(self.queues.insert(queue))
     }
 
