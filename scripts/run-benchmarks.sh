@@ -122,3 +122,28 @@ else
   echo
   echo "LLVM 22's libLLVMOffload.so.22.1 not found (install liboffload-22-dev): no comparison"
 fi
+
+# The GPU: the CUDA driver API alone, LLVM 22's library and ours, the same cases (one
+# binary for the two libraries). Each says so and measures nothing without a GPU.
+ptx="$ROOT/bench-c/kernels/gpu/empty.ptx"
+"$BUILD/bench-c/bench_cuda_raw" "$ptx" >"$out/gpu_raw"
+LD_LIBRARY_PATH="$PREFIX/lib" "$BUILD/bench-c/bench_gpu_api" "$ptx" >"$out/gpu_ours"
+if [ -e "$llvm_lib/libLLVMOffload.so.22.1" ]; then
+  LD_LIBRARY_PATH="$llvm_lib" "$BUILD/bench-c/bench_gpu_api" "$ptx" >"$out/gpu_llvm" 2>&1
+else
+  echo "skipped: LLVM 22's library not installed" >"$out/gpu_llvm"
+fi
+echo
+if ! grep -q '^RESULT' "$out/gpu_ours"; then
+  echo "GPU benchmarks: $(head -1 "$out/gpu_ours") (driver API: $(head -1 "$out/gpu_raw"))"
+else
+  echo "The GPU (first GPU device), medians: the CUDA driver API alone, LLVM 22.1, liboffload"
+  printf '%-26s %12s %12s %12s %10s\n' case "driver API" "LLVM 22.1" liboffload "ours/raw"
+  for key in $(awk '$1 == "RESULT" { print $2 }' "$out/gpu_ours"); do
+    raw=$(value gpu_raw "$key") ours=$(value gpu_ours "$key") llvm=$(value gpu_llvm "$key")
+    printf '%-26s %12s %12s %12s %10s\n' "$key" "${raw:--}" "${llvm:-refused}" "$ours" \
+      "$(awk -v o="$ours" -v r="$raw" 'BEGIN { if (r > 0) printf "%.2fx", o / r; else print "-" }')"
+  done
+  grep '^REFUSED' "$out/gpu_llvm" | sed 's/^/LLVM 22.1: /' || true
+  echo "(us: lower is better; GB/s: higher is better)"
+fi
