@@ -113,6 +113,9 @@ impl std::fmt::Debug for KernelArgs {
 pub trait Kernel: Send + Sync {
     fn name(&self) -> &str;
 
+    /// For a backend's stream to recognise its own kernels.
+    fn as_any(&self) -> &dyn std::any::Any;
+
     /// Whether the kernel can take this argument buffer (its size, where the kernel's
     /// ABI says what it must be). Called when a launch is enqueued, so a wrong buffer is
     /// refused by `olLaunchKernel` itself, not reported at the next sync.

@@ -1,5 +1,6 @@
 //! The backends, one folder each.
 
+pub mod cuda;
 pub mod host;
 
 use crate::plugin::Plugin;
@@ -7,5 +8,8 @@ use crate::plugin::Plugin;
 /// Every backend this build knows. Each reports zero devices when its vendor library or
 /// hardware is missing.
 pub fn available() -> Vec<Box<dyn Plugin>> {
-    vec![Box::new(host::HostPlugin)]
+    vec![
+        Box::new(host::HostPlugin),
+        Box::new(cuda::CudaPlugin::new()),
+    ]
 }

@@ -368,6 +368,10 @@ impl Kernel for HostKernel {
         &self.name
     }
 
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     /// Host ABI kernels take the size their marker gives; LLVM-convention kernels a
     /// whole number of pointer-sized slots.
     fn check_args(&self, args: &KernelArgs) -> Result<()> {

@@ -1,0 +1,190 @@
+//! One NVIDIA GPU: its primary context, its facts, raw memory, synchronous copies and
+//! fills, host memory registration and program loading.
+//!
+//! Every entry point first makes the device's primary context current on the calling
+//! thread. The synchronous operations run on the context's legacy NULL stream and wait
+//! for it where the driver would otherwise return early (device-to-device copies,
+//! fills, and copies from pageable host memory, which return once the data is staged).
+
+use super::context::PrimaryContext;
+use super::driver::Driver;
+use super::facts::DeviceFacts;
+use super::ffi::{CuDevicePtr, CuStream, MEMHOSTREGISTER_DEVICEMAP, MEMHOSTREGISTER_PORTABLE};
+use super::fill::{plan_fill, repeated, FillStep};
+use super::program::{CudaProgram, Module};
+use crate::image::{select_for, DeviceTarget};
+use crate::plugin::{self, AllocKind, DeviceInfo, DeviceType, InfoValue, Program};
+use crate::runtime::error::Result;
+use std::sync::Arc;
+
+pub struct CudaDevice {
+    context: Arc<PrimaryContext>,
+    facts: Arc<DeviceFacts>,
+}
+
+impl CudaDevice {
+    /// The device of driver ordinal `ordinal`: its facts read, its primary context
+    /// retained.
+    pub fn open(driver: Arc<Driver>, ordinal: i32) -> Result<CudaDevice> {
+        let device = driver.device(ordinal)?;
+        let facts = DeviceFacts::read(&driver, ordinal, device)?;
+        let context = PrimaryContext::retain(driver, device)?;
+        Ok(CudaDevice {
+            context: Arc::new(context),
+            facts: Arc::new(facts),
+        })
+    }
+
+    /// The primary context (make it current before calling the driver directly).
+    pub fn context(&self) -> &Arc<PrimaryContext> {
+        &self.context
+    }
+
+    pub fn driver(&self) -> &Arc<Driver> {
+        self.context.driver()
+    }
+
+    pub fn facts(&self) -> &Arc<DeviceFacts> {
+        &self.facts
+    }
+
+    /// The device as image selection sees it.
+    pub fn target(&self) -> DeviceTarget {
+        DeviceTarget::cuda(self.facts.sm()).with_label(self.facts.label())
+    }
+
+    /// Waits for the legacy NULL stream (the synchronous operations' stream).
+    fn wait(&self, what: &str) -> Result<()> {
+        self.driver()
+            .stream_synchronize(CuStream::NULL)
+            .map_err(|e| e.context(what))
+    }
+
+    fn run_fill_step(&self, step: &FillStep, pattern: &[u8]) -> Result<()> {
+        let driver = self.driver();
+        match *step {
+            FillStep::Set8 { dst, value, count } => driver.memset_d8(dst, value, count),
+            FillStep::Set16 { dst, value, count } => driver.memset_d16(dst, value, count),
+            FillStep::Set32 { dst, value, count } => driver.memset_d32(dst, value, count),
+            FillStep::Upload { dst, size } => {
+                // Staged by the driver before the call returns: the buffer may go.
+                let seed = repeated(pattern, size);
+                driver.memcpy(dst as usize, seed.as_ptr() as usize, size)
+            }
+            FillStep::Replicate { dst, src, size } => {
+                driver.memcpy(dst as usize, src as usize, size)
+            }
+        }
+    }
+}
+
+fn kind_name(kind: AllocKind) -> &'static str {
+    match kind {
+        AllocKind::Host => "pinned host",
+        AllocKind::Device => "device",
+        AllocKind::Managed => "managed",
+    }
+}
+
+impl plugin::Device for CudaDevice {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Gpu
+    }
+
+    fn info(&self, key: DeviceInfo) -> Result<InfoValue> {
+        self.facts.info(key)
+    }
+
+    fn allocate(&self, size: usize, kind: AllocKind) -> Result<usize> {
+        self.context.make_current()?;
+        let driver = self.driver();
+        let address = match kind {
+            AllocKind::Device => driver.mem_alloc(size).map(|p| p as usize),
+            AllocKind::Host => driver.mem_alloc_host(size),
+            AllocKind::Managed => driver.mem_alloc_managed(size).map(|p| p as usize),
+        };
+        address.map_err(|e| {
+            e.context(format!(
+                "allocating {size} bytes of {} memory on {}",
+                kind_name(kind),
+                self.facts.label()
+            ))
+        })
+    }
+
+    fn free(&self, addr: usize, _size: usize, kind: AllocKind) -> Result<()> {
+        self.context.make_current()?;
+        let driver = self.driver();
+        match kind {
+            AllocKind::Device | AllocKind::Managed => driver.mem_free(addr as CuDevicePtr),
+            AllocKind::Host => driver.mem_free_host(addr),
+        }
+    }
+
+    fn copy_to_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        self.context.make_current()?;
+        self.driver().memcpy(dst, src, size)?;
+        self.wait("copying to the device")
+    }
+
+    fn copy_from_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        self.context.make_current()?;
+        // Returns once the data is in host memory.
+        self.driver().memcpy(dst, src, size)
+    }
+
+    fn copy_within_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        self.context.make_current()?;
+        self.driver().memcpy(dst, src, size)?;
+        self.wait("copying within the device")
+    }
+
+    fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
+        self.context.make_current()?;
+        for step in plan_fill(dst as CuDevicePtr, pattern, size) {
+            self.run_fill_step(&step, pattern)?;
+        }
+        self.wait("filling device memory")
+    }
+
+    fn lock_host_memory(&self, addr: usize, size: usize) -> Result<usize> {
+        self.context.make_current()?;
+        let driver = self.driver();
+        driver.host_register(
+            addr,
+            size,
+            MEMHOSTREGISTER_PORTABLE | MEMHOSTREGISTER_DEVICEMAP,
+        )?;
+        // Under unified addressing (every 64-bit platform CUDA supports) the device uses
+        // the host address itself; the driver says so where it can.
+        Ok(driver
+            .pointer_device_address(addr as CuDevicePtr)
+            .map_or(addr, |a| a as usize))
+    }
+
+    fn unlock_host_memory(&self, addr: usize) -> Result<()> {
+        self.context.make_current()?;
+        self.driver().host_unregister(addr)
+    }
+
+    fn check_image(&self, image: &[u8]) -> Result<()> {
+        select_for(image, &self.target()).map(|_| ())
+    }
+
+    fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
+        let selected = select_for(image, &self.target())?;
+        let module = Module::load(
+            self.context.clone(),
+            &self.facts,
+            selected.bytes(image),
+            &selected.description,
+        )?;
+        Ok(Arc::new(CudaProgram::new(module, self.facts.clone())))
+    }
+    /// A CUDA stream of the primary context (`stream`).
+    fn create_stream(&self) -> Result<Arc<dyn plugin::Stream>> {
+        Ok(Arc::new(super::stream::CudaStream::new(
+            self.context.clone(),
+        )?))
+    }
+}

@@ -1,0 +1,241 @@
+//! A kernel of a CUDA program: launches (plain and cooperative), dynamic shared memory,
+//! and the driver's occupancy answers.
+//!
+//! The argument buffer goes to the driver as one block (`launch.rs`), exactly as
+//! `olLaunchKernel` received it. The trait's `launch` runs on the context's legacy NULL
+//! stream and waits for it; `launch_on` enqueues on any stream of the context without
+//! waiting, for the stream implementation.
+
+use super::facts::DeviceFacts;
+use super::ffi::{function_attribute, CuFunction, CuStream};
+use super::launch::grid_and_block;
+use super::program::Module;
+use crate::plugin::{Kernel, KernelArgs, LaunchConfig};
+use crate::runtime::config::trace;
+use crate::runtime::error::{Error, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+pub struct CudaKernel {
+    name: String,
+    function: CuFunction,
+    /// Keeps the module loaded while the kernel exists.
+    module: Arc<Module>,
+    facts: Arc<DeviceFacts>,
+    /// The function's own limit on threads per block (registers may make it < 1024).
+    max_threads: i32,
+    /// The largest dynamic shared memory the function has been allowed so far; the
+    /// driver's default allows the device's non-opt-in per-block amount (48 KiB).
+    dynamic_shared_allowed: AtomicUsize,
+    /// Bytes of parameters the kernel takes, where the driver can tell (CUDA 12.4).
+    params_size: OnceLock<Option<usize>>,
+}
+
+impl CudaKernel {
+    pub fn new(
+        name: &str,
+        function: CuFunction,
+        module: Arc<Module>,
+        facts: Arc<DeviceFacts>,
+    ) -> CudaKernel {
+        let driver = module.context().driver();
+        let max_threads = driver
+            .function_attribute(function, function_attribute::MAX_THREADS_PER_BLOCK)
+            .unwrap_or(facts.max_threads_per_block);
+        CudaKernel {
+            name: name.to_string(),
+            function,
+            dynamic_shared_allowed: AtomicUsize::new(facts.shared_per_block.max(0) as usize),
+            module,
+            facts,
+            max_threads,
+            params_size: OnceLock::new(),
+        }
+    }
+
+    /// The `CUfunction` handle.
+    pub fn function(&self) -> CuFunction {
+        self.function
+    }
+
+    pub fn module(&self) -> &Arc<Module> {
+        &self.module
+    }
+
+    /// The most threads one block of this kernel may have.
+    pub fn max_threads_per_block(&self) -> i32 {
+        self.max_threads
+    }
+
+    /// Enqueues the launch on `stream` (of this kernel's context, which must be current)
+    /// and returns without waiting.
+    pub fn launch_on(
+        &self,
+        stream: CuStream,
+        config: &LaunchConfig,
+        args: &KernelArgs,
+    ) -> Result<()> {
+        self.allow_dynamic_shared(config.dyn_shared_memory)?;
+        let shared = u32::try_from(config.dyn_shared_memory).map_err(|_| {
+            Error::out_of_resources(format!(
+                "{} bytes of dynamic shared memory is more than any GPU has",
+                config.dyn_shared_memory
+            ))
+        })?;
+        let (grid, block) = grid_and_block(config.dimensions, config.num_groups, config.group_size);
+        let threads = block.iter().map(|&n| n as u64).product::<u64>();
+        if threads > self.max_threads.max(0) as u64 {
+            // The device's limit was checked by the runtime; a kernel's own can be lower.
+            return Err(Error::invalid_argument(format!(
+                "a work-group of {threads} work-items is more than kernel '{}' can have on \
+                 {}: at most {} (its registers or launch bounds limit it)",
+                self.name,
+                self.facts.label(),
+                self.max_threads
+            )));
+        }
+        let driver = self.module.context().driver();
+        let launched = if config.cooperative {
+            driver.launch_cooperative(self.function, grid, block, shared, stream, &args.bytes)
+        } else {
+            driver.launch_kernel(self.function, grid, block, shared, stream, &args.bytes)
+        };
+        launched.map_err(|e| e.context(format!("launching kernel '{}'", self.name)))
+    }
+
+    /// Raises the function's dynamic shared memory limit to `bytes` where the default
+    /// does not allow it (up to what the device lets a block opt in to).
+    fn allow_dynamic_shared(&self, bytes: usize) -> Result<()> {
+        if bytes <= self.dynamic_shared_allowed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let value = i32::try_from(bytes).unwrap_or(i32::MAX);
+        self.module
+            .context()
+            .driver()
+            .set_function_attribute(
+                self.function,
+                function_attribute::MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                value,
+            )
+            .map_err(|e| {
+                e.context(format!(
+                    "kernel '{}' cannot have {bytes} bytes of dynamic shared memory on {} \
+                     (at most {} per block, less the kernel's static shared memory)",
+                    self.name,
+                    self.facts.label(),
+                    self.facts.local_memory()
+                ))
+            })?;
+        self.dynamic_shared_allowed
+            .fetch_max(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Bytes of parameters, from the driver's parameter info (`None` where unknown).
+    fn params_size(&self) -> Option<usize> {
+        *self.params_size.get_or_init(|| {
+            let context = self.module.context();
+            context.make_current().ok()?;
+            match context.driver().function_params(self.function)? {
+                Ok(params) => Some(params_block_size(&params)),
+                Err(e) => {
+                    trace(|| format!("CUDA: parameters of kernel '{}': {e}", self.name));
+                    None
+                }
+            }
+        })
+    }
+}
+
+/// The bytes a parameter block must have: the end of the last parameter.
+pub fn params_block_size(params: &[(usize, usize)]) -> usize {
+    params
+        .iter()
+        .map(|&(offset, size)| offset + size)
+        .max()
+        .unwrap_or(0)
+}
+
+impl Kernel for CudaKernel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    /// A buffer shorter than the kernel's parameters would launch it with bytes read
+    /// past the caller's data; refused when the driver says how long they are. A longer
+    /// one is accepted (a C struct's trailing padding).
+    fn check_args(&self, args: &KernelArgs) -> Result<()> {
+        match self.params_size() {
+            Some(needed) if args.len() < needed => Err(Error::invalid_argument(format!(
+                "kernel '{}' takes {needed} bytes of parameters; ArgumentsSize is {}",
+                self.name,
+                args.len()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+        let context = self.module.context();
+        context.make_current()?;
+        self.launch_on(CuStream::NULL, config, args)?;
+        context
+            .driver()
+            .stream_synchronize(CuStream::NULL)
+            .map_err(|e| e.context(format!("running kernel '{}'", self.name)))
+    }
+
+    fn optimal_group_size(&self, shared_memory_per_item: usize) -> Result<usize> {
+        let context = self.module.context();
+        context.make_current()?;
+        let (_, block) = context.driver().occupancy_max_potential_block_size(
+            self.function,
+            shared_memory_per_item,
+            0,
+        )?;
+        Ok(block.max(1) as usize)
+    }
+
+    fn max_cooperative_groups(&self, config: &LaunchConfig) -> Result<u32> {
+        if !self.facts.cooperative_launch {
+            return Err(Error::unsupported(format!(
+                "{} does not support cooperative launches",
+                self.facts.label()
+            )));
+        }
+        // The block as launched: dimensions past `config.dimensions` count as 1.
+        let (_, block) = grid_and_block(config.dimensions, config.num_groups, config.group_size);
+        let threads = block.iter().map(|&n| n as u64).product::<u64>();
+        let Ok(block) = i32::try_from(threads) else {
+            return Ok(0);
+        };
+        let context = self.module.context();
+        context.make_current()?;
+        self.allow_dynamic_shared(config.dyn_shared_memory)?;
+        let per_sm = context.driver().occupancy_max_active_blocks(
+            self.function,
+            block,
+            config.dyn_shared_memory,
+        )?;
+        Ok((per_sm.max(0) as u32).saturating_mul(self.facts.multiprocessors.max(0) as u32))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parameter_block_ends_after_the_last_parameter() {
+        assert_eq!(params_block_size(&[]), 0);
+        // (float *x, float a, size_t n): 0+8, 8+4, 16+8.
+        assert_eq!(params_block_size(&[(0, 8), (8, 4), (16, 8)]), 24);
+        // Order does not matter.
+        assert_eq!(params_block_size(&[(16, 8), (0, 8)]), 24);
+    }
+}
