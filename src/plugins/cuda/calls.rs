@@ -98,6 +98,14 @@ impl Driver {
         self.check("cuDevicePrimaryCtxRelease_v2", r)
     }
 
+    /// Sets the primary context's flags (scheduling); `None` if the driver lacks the call.
+    pub fn primary_ctx_set_flags(&self, device: CuDevice, flags: c_uint) -> Option<Result<()>> {
+        let set = self.functions().primary_ctx_set_flags?;
+        // SAFETY: takes a device ordinal and a flags word, which the driver checks.
+        let r = unsafe { set(device, flags) };
+        Some(self.check("cuDevicePrimaryCtxSetFlags", r))
+    }
+
     pub fn current_context(&self) -> Result<CuContext> {
         let mut context = CuContext::NULL;
         // SAFETY: writes one CUcontext to a valid location.

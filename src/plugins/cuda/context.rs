@@ -22,6 +22,15 @@ impl PrimaryContext {
     /// Retains `device`'s primary context (creating it the first time; a few hundred
     /// milliseconds on a large GPU).
     pub fn retain(driver: Arc<Driver>, device: CuDevice) -> Result<PrimaryContext> {
+        if let Some(flags) = schedule_flags(std::env::var("OFFLOAD_CUDA_SCHEDULE").ok().as_deref())
+        {
+            // Only takes effect before the context first becomes active in the process.
+            if let Some(Err(e)) = driver.primary_ctx_set_flags(device, flags) {
+                trace(|| {
+                    format!("CUDA: OFFLOAD_CUDA_SCHEDULE not applied to device {device:?}: {e}")
+                });
+            }
+        }
         let context = driver.primary_ctx_retain(device)?;
         Ok(PrimaryContext {
             driver,
@@ -64,5 +73,44 @@ impl Drop for PrimaryContext {
                 )
             });
         }
+    }
+}
+
+/// `OFFLOAD_CUDA_SCHEDULE`: how a host thread waiting for the GPU (a sync) waits, the
+/// context's CU_CTX_SCHED_* flag. Unset: the driver's default (`auto`: spin while the GPU
+/// has fewer active contexts than the host has cores, else yield), the same choice a
+/// program using the driver directly gets. `spin` answers fastest and keeps a core busy;
+/// `yield` spins but gives the core up; `blocking` sleeps until the GPU signals (what
+/// LLVM 22's plugin chooses: a launch + sync then takes ~3x as long). Anything else is
+/// traced and ignored.
+pub fn schedule_flags(value: Option<&str>) -> Option<std::ffi::c_uint> {
+    let flags = match value?.trim().to_ascii_lowercase().as_str() {
+        "" => return None,
+        "auto" => 0x0,
+        "spin" => 0x1,
+        "yield" => 0x2,
+        "blocking" | "blocking_sync" => 0x4,
+        other => {
+            trace(|| {
+                format!("CUDA: OFFLOAD_CUDA_SCHEDULE={other} is not auto, spin, yield or blocking; ignored")
+            });
+            return None;
+        }
+    };
+    Some(flags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::schedule_flags;
+
+    #[test]
+    fn schedules_map_to_cu_ctx_sched_flags() {
+        assert_eq!(schedule_flags(None), None);
+        assert_eq!(schedule_flags(Some("auto")), Some(0));
+        assert_eq!(schedule_flags(Some("Spin")), Some(1));
+        assert_eq!(schedule_flags(Some("yield")), Some(2));
+        assert_eq!(schedule_flags(Some("blocking")), Some(4));
+        assert_eq!(schedule_flags(Some("fast")), None);
     }
 }

@@ -167,6 +167,9 @@ driver_functions! {
             fn(*const CuLaunchConfig, CuFunction, *mut *mut c_void, *mut *mut c_void);
         // CUDA 12.4: the offset and size of each kernel parameter.
         func_get_param_info = ["cuFuncGetParamInfo"] fn(CuFunction, usize, *mut usize, *mut usize);
+        // How a thread waiting for the GPU waits (OFFLOAD_CUDA_SCHEDULE).
+        primary_ctx_set_flags = ["cuDevicePrimaryCtxSetFlags_v2", "cuDevicePrimaryCtxSetFlags"]
+            fn(CuDevice, c_uint);
     }
 }
 
