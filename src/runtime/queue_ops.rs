@@ -59,9 +59,9 @@ impl Runtime {
         }
     }
 
-    /// A copy in `queue`'s order. Between the queue's device and host memory (or within
-    /// the device) the stream copies; between two devices of which neither is the host,
-    /// a host step of the stream runs the synchronous copy, staged through host memory.
+    /// A copy in `queue`'s order. Between the queue's device and host memory, within the
+    /// device, or between devices of the queue's backend, the stream copies; otherwise a
+    /// host queue runs the synchronous copy (staged through host memory) as a step.
     #[allow(clippy::too_many_arguments)]
     pub fn enqueue_copy(
         self: &Arc<Self>,
@@ -86,6 +86,8 @@ impl Runtime {
             (false, true) if dst_device.is_host() => Some(CopyDirection::DeviceToHost),
             _ => None,
         };
+        let same_backend =
+            |d: &Arc<Device>| d.is_host() || d.platform.index == queue.device.platform.index;
         let op = match direction {
             Some(direction) => StreamOp::Copy {
                 dst,
@@ -93,9 +95,30 @@ impl Runtime {
                 size,
                 direction,
             },
-            None => {
+            // Another device of the queue's own backend: the backend copies between its
+            // devices itself (CUDA: unified addressing, peer to peer where it can).
+            None if !queue.device.is_host() && same_backend(dst_device) && same_backend(src_device) => {
+                StreamOp::Copy {
+                    dst,
+                    src,
+                    size,
+                    direction: CopyDirection::DeviceToDevice,
+                }
+            }
+            // Through the host: a host step of the queue copies synchronously. Only a host
+            // queue may run it, since it calls the devices' backends, which a GPU's
+            // callback thread must not do.
+            None if queue.device.is_host() => {
                 let (rt, dd, sd) = (self.clone(), dst_device.clone(), src_device.clone());
                 StreamOp::Host(Box::new(move || rt.mem_copy(dst, &dd, src, &sd, size)))
+            }
+            None => {
+                return Err(Error::unsupported(format!(
+                    "a queue of {} cannot copy between {} and {}: enqueue the copy on a queue of the host device, or copy without a queue",
+                    queue.device.describe(),
+                    dst_device.describe(),
+                    src_device.describe()
+                )))
             }
         };
         queue.enqueue("olMemcpy", op, Some(guard))
