@@ -1,7 +1,9 @@
-/* Helpers of the C tests that load host programs and launch kernels: reading a program
- * file, loading it, looking up symbols, launch shapes, a gate that holds a queue, and a
- * monotonic clock. The host programs are built by CMakeLists.txt and their paths are
- * given to each test on its command line. */
+/* Helpers of the C tests that load programs and launch kernels: the device a test runs
+ * on, reading a program file, loading it, looking up symbols, launch shapes, memory that
+ * kernels and the host both touch, a gate that holds a queue, and a monotonic clock. The
+ * host programs are built by CMakeLists.txt and their paths are given to each test on
+ * its command line; on a GPU the test loads the PTX built from the same kernel source
+ * (c-tests/kernels/ptx/, by scripts/make-gpu-test-kernels.sh) instead. */
 #ifndef OFFLOAD_KERNEL_TEST_H
 #define OFFLOAD_KERNEL_TEST_H
 
@@ -35,10 +37,96 @@ static inline unsigned char *read_file(const char *path, size_t *size) {
   return bytes;
 }
 
-/* Loads the host program at `path` on `device`. */
+/* ---- the device under test ---- */
+
+/* Where the committed PTX of the test kernels is: CMakeLists.txt passes the absolute
+ * path of c-tests/kernels/ptx. */
+#ifndef OFFLOAD_TEST_PTX_DIR
+#error "OFFLOAD_TEST_PTX_DIR must name the folder of the test kernels' PTX"
+#endif
+
+static inline bool device_is_host(ol_device_handle_t device) {
+  return device_type(device) == OL_DEVICE_TYPE_HOST;
+}
+
+/* Whether `device` belongs to the CUDA platform, whose programs are PTX. */
+static inline bool device_is_cuda(ol_device_handle_t device) {
+  ol_platform_handle_t platform = NULL;
+  ol_platform_backend_t backend = OL_PLATFORM_BACKEND_UNKNOWN;
+  REQUIRE_OK(olGetDeviceInfo(device, OL_DEVICE_INFO_PLATFORM, sizeof platform, &platform));
+  REQUIRE_OK(olGetPlatformInfo(platform, OL_PLATFORM_INFO_BACKEND, sizeof backend, &backend));
+  return backend == OL_PLATFORM_BACKEND_CUDA;
+}
+
+/* The device a kernel test runs on, from the environment variable OFFLOAD_TEST_DEVICE:
+ * unset, empty or "host": the host device; "gpu" or "gpu:N": the N-th (from 0) GPU of
+ * the CUDA platform (the test kernels' GPU build is PTX). Where that GPU is missing, the
+ * test prints why and exits 77, which ctest shows as skipped. Call after olInit. */
+static inline ol_device_handle_t test_device(void) {
+  const char *want = getenv("OFFLOAD_TEST_DEVICE");
+  if (want == NULL || want[0] == '\0' || strcmp(want, "host") == 0)
+    return host_device();
+  size_t index = 0;
+  if (strncmp(want, "gpu:", 4) == 0 && want[4] >= '0' && want[4] <= '9') {
+    char *end = NULL;
+    index = (size_t)strtoul(want + 4, &end, 10);
+    if (*end != '\0')
+      index = SIZE_MAX;
+  } else if (strcmp(want, "gpu") != 0) {
+    index = SIZE_MAX;
+  }
+  if (index == SIZE_MAX) {
+    fprintf(stderr, "OFFLOAD_TEST_DEVICE=%s: want host, gpu or gpu:N\n", want);
+    exit(1);
+  }
+  device_list_t list = all_devices();
+  size_t seen = 0;
+  for (size_t i = 0; i < list.count; ++i)
+    if (device_type(list.devices[i]) == OL_DEVICE_TYPE_GPU && device_is_cuda(list.devices[i]) &&
+        seen++ == index)
+      return list.devices[i];
+  printf("skipped: no GPU device %zu (this machine has %zu CUDA GPU%s)\n", index, seen,
+         seen == 1 ? "" : "s");
+  exit(TEST_SKIP_CODE);
+}
+
+/* The image to load on `device` for the host program at `path`: `path` itself, or on a
+ * CUDA device the PTX built from the same kernel source and defines, named as the host
+ * program without its folder and extension ("<...>/host_abi_variant1.so" gives
+ * OFFLOAD_TEST_PTX_DIR "/host_abi_variant1.ptx"). The answer lives until the next call
+ * (the tests load their programs from one thread). */
+static inline const char *image_path(ol_device_handle_t device, const char *path) {
+  static char ptx[4096];
+  if (!device_is_cuda(device))
+    return path;
+  const char *base = strrchr(path, '/');
+  base = base == NULL ? path : base + 1;
+  const char *dot = strrchr(base, '.');
+  const int stem = (int)(dot == NULL ? strlen(base) : (size_t)(dot - base));
+  const int written = snprintf(ptx, sizeof ptx, "%s/%.*s.ptx", OFFLOAD_TEST_PTX_DIR, stem, base);
+  REQUIRE(written > 0 && (size_t)written < sizeof ptx);
+  return ptx;
+}
+
+/* Reads the image of the host program at `path` for `device` (see image_path). */
+static inline unsigned char *read_image(ol_device_handle_t device, const char *path,
+                                        size_t *size) {
+  return read_file(image_path(device, path), size);
+}
+
+/* Memory that kernels write and the host reads (or the other way round) directly, on
+ * any device: MANAGED. (A stack or malloc pointer given to a kernel works on the host
+ * device only.) Freed with olMemFree. */
+static inline void *shared_alloc(ol_device_handle_t device, size_t size) {
+  void *p = NULL;
+  REQUIRE_OK(olMemAlloc(device, OL_ALLOC_TYPE_MANAGED, size, &p));
+  return p;
+}
+
+/* Loads the program at `path` on `device` (on a GPU: its PTX, see image_path). */
 static inline ol_program_handle_t load_program(ol_device_handle_t device, const char *path) {
   size_t size = 0;
-  unsigned char *bytes = read_file(path, &size);
+  unsigned char *bytes = read_image(device, path, &size);
   ol_program_handle_t program = NULL;
   REQUIRE_OK(olCreateProgram(device, bytes, size, &program));
   /* The library copied the image: the caller's bytes are not needed any more. */

@@ -1,8 +1,13 @@
 /* A 3D grid: every work-item writes its global ids, its group's linear id, the launch's
  * dimensions and whether its dynamic shared memory is 64-byte aligned; every cell is
- * checked. Then the same kernel as a 2D and a 1D launch. */
+ * checked. Then the same kernel as a 2D and a 1D launch. On the device OFFLOAD_TEST_DEVICE
+ * names (kernel_test.h). A GPU kernel cannot read the launch's Dimensions and derives
+ * them from the extents above 1 (offload/host_kernel.h): every grid here uses its last
+ * dimension, so both answers agree. */
 #include "kernel_test.h"
 #include "kernels/host_abi.h"
+
+static ol_device_handle_t host; /* names the host side of copies */
 
 static void run_grid(ol_device_handle_t device, ol_symbol_handle_t kernel, size_t dims,
                      ol_dimensions_t groups, ol_dimensions_t size, size_t shared) {
@@ -19,7 +24,7 @@ static void run_grid(ol_device_handle_t device, ol_symbol_handle_t kernel, size_
   CHECK_OK(olLaunchKernel(queue, device, kernel, &args, sizeof args, &grid));
   struct ids *out = malloc(cells * sizeof *out);
   REQUIRE(out != NULL);
-  CHECK_OK(olMemcpy(queue, out, device, d_out, device, cells * sizeof *out));
+  CHECK_OK(olMemcpy(queue, out, host, d_out, device, cells * sizeof *out));
   CHECK_OK(olSyncQueue(queue));
   CHECK_OK(olDestroyQueue(queue));
 
@@ -46,7 +51,8 @@ static void run_grid(ol_device_handle_t device, ol_symbol_handle_t kernel, size_
 int main(int argc, char **argv) {
   REQUIRE(argc == 2);
   REQUIRE_OK(olInit());
-  ol_device_handle_t device = host_device();
+  ol_device_handle_t device = test_device();
+  host = host_device();
   ol_program_handle_t program = load_program(device, argv[1]);
   ol_symbol_handle_t grid3d = get_kernel(program, "grid3d");
 

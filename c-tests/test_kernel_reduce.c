@@ -1,8 +1,10 @@
 /* A reduction through dynamic shared memory: each group sums its items in
  * ctx->dyn_shared (DynSharedMemory bytes, private to the group), for group sizes that
- * are and are not powers of two. */
+ * are and are not powers of two. On the device OFFLOAD_TEST_DEVICE names (kernel_test.h). */
 #include "kernel_test.h"
 #include "kernels/host_abi.h"
+
+static ol_device_handle_t host; /* names the host side of copies */
 
 static void reduce_with(ol_device_handle_t device, ol_symbol_handle_t reduce, uint32_t groups,
                         uint32_t group_size) {
@@ -22,13 +24,13 @@ static void reduce_with(ol_device_handle_t device, ol_symbol_handle_t reduce, ui
   REQUIRE_OK(olCreateQueue(device, &queue));
   const unsigned char junk = 0xAB;
   CHECK_OK(olMemFill(queue, d_partial, 1, &junk, groups * sizeof *partial));
-  CHECK_OK(olMemcpy(queue, d_in, device, in, device, n * sizeof *in));
+  CHECK_OK(olMemcpy(queue, d_in, device, in, host, n * sizeof *in));
 
   ol_kernel_launch_size_args_t grid = grid_1d(groups, group_size);
   grid.DynSharedMemory = group_size * sizeof(unsigned long long);
   const struct reduce_args args = {d_in, d_partial};
   CHECK_OK(olLaunchKernel(queue, device, reduce, &args, sizeof args, &grid));
-  CHECK_OK(olMemcpy(queue, partial, device, d_partial, device, groups * sizeof *partial));
+  CHECK_OK(olMemcpy(queue, partial, host, d_partial, device, groups * sizeof *partial));
   CHECK_OK(olSyncQueue(queue));
 
   size_t wrong = 0;
@@ -54,7 +56,8 @@ static void reduce_with(ol_device_handle_t device, ol_symbol_handle_t reduce, ui
 int main(int argc, char **argv) {
   REQUIRE(argc == 2);
   REQUIRE_OK(olInit());
-  ol_device_handle_t device = host_device();
+  ol_device_handle_t device = test_device();
+  host = host_device();
   ol_program_handle_t program = load_program(device, argv[1]);
   ol_symbol_handle_t reduce = get_kernel(program, "reduce");
 

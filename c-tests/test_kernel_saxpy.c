@@ -1,5 +1,6 @@
 /* saxpy over a million floats in device memory: copy in, launch on a queue, an event,
- * copy out, and every element checked; then the same kernel launched synchronously. */
+ * copy out, and every element checked; then the same kernel launched synchronously. On
+ * the device OFFLOAD_TEST_DEVICE names (kernel_test.h). */
 #include "kernel_test.h"
 #include "kernels/host_abi.h"
 
@@ -8,7 +9,8 @@ enum { N = 1000000, GROUP = 256 };
 int main(int argc, char **argv) {
   REQUIRE(argc == 2);
   REQUIRE_OK(olInit());
-  ol_device_handle_t device = host_device();
+  ol_device_handle_t device = test_device();
+  ol_device_handle_t host = host_device(); /* names the host side of copies */
   ol_program_handle_t program = load_program(device, argv[1]);
   ol_symbol_handle_t saxpy = get_kernel(program, "saxpy");
 
@@ -26,8 +28,8 @@ int main(int argc, char **argv) {
 
   ol_queue_handle_t queue = NULL;
   REQUIRE_OK(olCreateQueue(device, &queue));
-  CHECK_OK(olMemcpy(queue, dx, device, x, device, N * sizeof(float)));
-  CHECK_OK(olMemcpy(queue, dy, device, y, device, N * sizeof(float)));
+  CHECK_OK(olMemcpy(queue, dx, device, x, host, N * sizeof(float)));
+  CHECK_OK(olMemcpy(queue, dy, device, y, host, N * sizeof(float)));
 
   const float a = 2.5f;
   const struct saxpy_args args = {a, dx, dy, N};
@@ -40,7 +42,7 @@ int main(int argc, char **argv) {
   bool complete = false;
   CHECK_OK(olGetEventInfo(done, OL_EVENT_INFO_IS_COMPLETE, sizeof complete, &complete));
   CHECK(complete);
-  CHECK_OK(olMemcpy(queue, out, device, dy, device, N * sizeof(float)));
+  CHECK_OK(olMemcpy(queue, out, host, dy, device, N * sizeof(float)));
   CHECK_OK(olSyncQueue(queue));
 
   size_t wrong = 0;
@@ -51,7 +53,7 @@ int main(int argc, char **argv) {
 
   /* Again, synchronously (NULL queue): y = a*x + (a*x + y). */
   CHECK_OK(olLaunchKernel(NULL, device, saxpy, &args, sizeof args, &grid));
-  CHECK_OK(olMemcpy(NULL, out, device, dy, device, N * sizeof(float)));
+  CHECK_OK(olMemcpy(NULL, out, host, dy, device, N * sizeof(float)));
   wrong = 0;
   for (size_t i = 0; i < N; ++i) {
     float want = a * x[i] + (a * x[i] + y[i]);

@@ -1,6 +1,7 @@
 /* The queue, event, program, symbol and kernel functions before olInit, and after the
  * last olShutDown with the handles of the finished session: OL_ERRC_UNINITIALIZED,
- * whatever the arguments. argv[1]: kernels/host_abi.c's program. */
+ * whatever the arguments. argv[1]: kernels/host_abi.c's program. The sessions use the
+ * device OFFLOAD_TEST_DEVICE names (kernel_test.h), and its image of the program. */
 #include "kernel_test.h"
 
 typedef struct {
@@ -132,9 +133,14 @@ int main(int argc, char **argv) {
   h.kernel = GARBAGE_HANDLE(ol_symbol_handle_t);
   all_uninitialised(&h);
 
-  /* After a session: its real handles, now stale. */
+  /* After a session: its real handles, now stale. The image is the device's now (before
+   * olInit no image is looked at, and the device is not known). */
   REQUIRE_OK(olInit());
-  h.device = host_device();
+  h.device = test_device();
+  free(image);
+  image = read_image(h.device, argv[1], &size);
+  h.image = image;
+  h.image_size = size;
   REQUIRE_OK(olCreateQueue(h.device, &h.queue));
   REQUIRE_OK(olCreateEvent(h.queue, &h.event));
   REQUIRE_OK(olCreateProgram(h.device, image, size, &h.program));
@@ -144,7 +150,7 @@ int main(int argc, char **argv) {
 
   /* And a new session works. */
   REQUIRE_OK(olInit());
-  ol_device_handle_t device = host_device();
+  ol_device_handle_t device = test_device();
   ol_program_handle_t program = NULL;
   CHECK_OK(olCreateProgram(device, image, size, &program));
   CHECK_OK(olDestroyProgram(program));

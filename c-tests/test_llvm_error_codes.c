@@ -3,8 +3,9 @@
  * checks: not initialised, then the size conditions, then NULL handles, then NULL
  * pointers, then everything else. Written against LLVM's include name, so it reads as a
  * program written for LLVM's header. Run per device: argv[1] is a host program
- * (kernels/host_abi.c); argv[2], if given, picks the accelerator (non-host device) of
- * that index, else the host device is tested. */
+ * (kernels/host_abi.c; on a CUDA device its PTX, kernel_test.h's image_path); argv[2],
+ * if given, picks the accelerator (non-host device) of that index, else the device
+ * OFFLOAD_TEST_DEVICE names (kernel_test.h) is tested. */
 #include <offload/OffloadAPI.h>
 
 #include "kernel_test.h"
@@ -232,7 +233,7 @@ static void queues_and_events(ol_device_handle_t device) {
 
 static void programs_symbols_kernels(ol_device_handle_t device, const char *path) {
   size_t image_size = 0;
-  unsigned char *image = read_file(path, &image_size);
+  unsigned char *image = read_image(device, path, &image_size);
   ol_program_handle_t program = NULL;
   bool valid = true;
 
@@ -253,8 +254,8 @@ static void programs_symbols_kernels(ol_device_handle_t device, const char *path
   CHECK_ERR(INVALID_BINARY, olCreateProgram(device, image, 0, &program));
   CHECK_ERR(INVALID_BINARY, olCreateProgram(device, "not an offload binary", 21, &program));
   CHECK(program == NULL);
-  if (device_type(device) != OL_DEVICE_TYPE_HOST) {
-    /* The image is a host program; the accelerator's own images come with its backend. */
+  if (!device_is_host(device) && !device_is_cuda(device)) {
+    /* The image is a host program; this accelerator's own images come with its backend. */
     CHECK_OK(olIsValidBinary(device, image, image_size, &valid));
     if (!valid) {
       printf("no program for this device: symbol and kernel checks skipped\n");
@@ -301,7 +302,12 @@ static void programs_symbols_kernels(ol_device_handle_t device, const char *path
   CHECK_EQ(kind, OL_SYMBOL_KIND_GLOBAL_VARIABLE);
 
   /* olLaunchKernel: a NULL buffer with a size comes first of all. */
-  float x[4] = {1, 2, 3, 4}, y[4] = {0};
+  /* The kernel writes y: memory of the device, which the host reads too. */
+  float *x = shared_alloc(device, 4 * sizeof *x), *y = shared_alloc(device, 4 * sizeof *y);
+  for (int i = 0; i < 4; ++i) {
+    x[i] = (float)(i + 1);
+    y[i] = 0.0f;
+  }
   struct saxpy_args args = {2.0f, x, y, 4};
   ol_kernel_launch_size_args_t grid = grid_1d(1, 4);
   CHECK_ERR(INVALID_ARGUMENT, olLaunchKernel(NULL, NULL, NULL, NULL, 8, NULL));
@@ -322,14 +328,17 @@ static void programs_symbols_kernels(ol_device_handle_t device, const char *path
   CHECK_OK(olCalculateOptimalOccupancy(device, kernel, 0, &group));
   CHECK(group > 0);
 
+  CHECK_OK(olMemFree(x));
+  CHECK_OK(olMemFree(y));
   CHECK_OK(olDestroyProgram(program));
 }
 
 /* The device to test: accelerator number `which` (counting devices that are not the host),
- * or the host device. An accelerator that is not here skips the test. */
-static ol_device_handle_t test_device(const char *which) {
+ * or the device OFFLOAD_TEST_DEVICE names. An accelerator that is not here skips the
+ * test. */
+static ol_device_handle_t device_to_test(const char *which) {
   if (which == NULL)
-    return host_device();
+    return test_device();
   device_list_t list = all_devices();
   size_t wanted = (size_t)strtoul(which, NULL, 10), seen = 0;
   for (size_t i = 0; i < list.count; ++i)
@@ -344,7 +353,7 @@ int main(int argc, char **argv) {
   before_init();
   init_is_counted();
   REQUIRE_OK(olInit());
-  ol_device_handle_t device = test_device(argc >= 3 ? argv[2] : NULL);
+  ol_device_handle_t device = device_to_test(argc >= 3 ? argv[2] : NULL);
   ol_device_handle_t host = host_device();
   CHECK_ERR(INVALID_NULL_POINTER, olIterateDevices(NULL, NULL));
   info_getters(device);

@@ -1,9 +1,12 @@
 /* Global variables of host programs: found with olGetSymbol, described by
  * olGetSymbolInfo (KIND, NAME, GLOBAL_VARIABLE_ADDRESS, GLOBAL_VARIABLE_SIZE), read and
  * written with olMemcpy around kernels that change them. Two programs built from the
- * same source (so with the same symbol names, different initial values) coexist. */
+ * same source (so with the same symbol names, different initial values) coexist. On the
+ * device OFFLOAD_TEST_DEVICE names (kernel_test.h). */
 #include "kernel_test.h"
 #include "kernels/host_abi.h"
+
+static ol_device_handle_t host; /* names the host side of copies */
 
 typedef struct {
   ol_program_handle_t program;
@@ -31,7 +34,7 @@ static loaded_t load(ol_device_handle_t device, const char *path) {
 
 static long long read_counter(ol_device_handle_t device, const loaded_t *l) {
   long long value = -1;
-  CHECK_OK(olMemcpy(NULL, &value, device, l->counter_addr, device, sizeof value));
+  CHECK_OK(olMemcpy(NULL, &value, host, l->counter_addr, device, sizeof value));
   return value;
 }
 
@@ -63,7 +66,8 @@ static void check_info(ol_symbol_handle_t symbol, const char *name, ol_symbol_ki
 int main(int argc, char **argv) {
   REQUIRE(argc == 3);
   REQUIRE_OK(olInit());
-  ol_device_handle_t device = host_device();
+  ol_device_handle_t device = test_device();
+  host = host_device();
   loaded_t one = load(device, argv[1]);
   loaded_t two = load(device, argv[2]);
 
@@ -82,9 +86,9 @@ int main(int argc, char **argv) {
   CHECK_EQ(read_counter(device, &one), 100);
   CHECK_EQ(read_counter(device, &two), 200);
   int variant = 0;
-  CHECK_OK(olMemcpy(NULL, &variant, device, two.variant_addr, device, sizeof variant));
+  CHECK_OK(olMemcpy(NULL, &variant, host, two.variant_addr, device, sizeof variant));
   CHECK_EQ(variant, 2);
-  CHECK_OK(olMemcpy(NULL, &variant, device, one.variant_addr, device, sizeof variant));
+  CHECK_OK(olMemcpy(NULL, &variant, host, one.variant_addr, device, sizeof variant));
   CHECK_EQ(variant, 1);
 
   /* Kernels change their own program's variable only. */
@@ -99,7 +103,7 @@ int main(int argc, char **argv) {
 
   /* Written through olMemcpy (on a queue), then used by a kernel. */
   long long start = 1000000;
-  CHECK_OK(olMemcpy(queue, one.counter_addr, device, &start, device, sizeof start));
+  CHECK_OK(olMemcpy(queue, one.counter_addr, device, &start, host, sizeof start));
   bump(queue, device, &one, -1);
   CHECK_OK(olSyncQueue(queue));
   CHECK_EQ(read_counter(device, &one), 999999);

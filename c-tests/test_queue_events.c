@@ -1,10 +1,12 @@
-/* Queues and events on the host device: cross-queue waits, host functions in queue
- * order among kernels, elapsed time between events, queue and event info, and
- * asynchronous olMemcpy / olMemFill. argv[1]: kernels/queue_work.c's program. */
+/* Queues and events: cross-queue waits, host functions in queue order among kernels,
+ * elapsed time between events, queue and event info, and asynchronous olMemcpy /
+ * olMemFill. argv[1]: kernels/queue_work.c's program. On the device OFFLOAD_TEST_DEVICE
+ * names (kernel_test.h). */
 #include "kernel_test.h"
 #include "kernels/queue_work.h"
 
 static ol_device_handle_t device;
+static ol_device_handle_t host; /* names the host side of copies */
 static ol_symbol_handle_t add_kernel, append_kernel;
 
 typedef struct {
@@ -46,7 +48,7 @@ static void cross_queue_wait(void) {
   CHECK_OK(olLaunchKernel(b, device, add_kernel, &args, sizeof args, &grid));
   int *out = malloc(N * sizeof *out);
   REQUIRE(out != NULL);
-  CHECK_OK(olMemcpy(b, out, device, data, device, N * sizeof(int)));
+  CHECK_OK(olMemcpy(b, out, host, data, device, N * sizeof(int)));
   CHECK_OK(olSyncQueue(b));
   CHECK(now_ms() - start >= 90);
   CHECK_EQ(o.seen, 1);
@@ -107,10 +109,13 @@ static void host_functions_in_order(void) {
   enum { STEPS = 200 };
   ol_queue_handle_t queue = NULL;
   REQUIRE_OK(olCreateQueue(device, &queue));
-  int *log = calloc(STEPS, sizeof *log);
-  unsigned *count = calloc(1, sizeof *count);
+  /* Written by kernels and host functions alike: memory both reach. */
+  int *log = shared_alloc(device, STEPS * sizeof *log);
+  unsigned *count = shared_alloc(device, sizeof *count);
+  memset(log, 0, STEPS * sizeof *log);
+  *count = 0;
   append_t *calls = calloc(STEPS, sizeof *calls);
-  REQUIRE(log != NULL && count != NULL && calls != NULL);
+  REQUIRE(calls != NULL);
   gate_t gate = {0, 0};
   CHECK_OK(olLaunchHostFunction(queue, gate_callback, &gate));
   for (int i = 0; i < STEPS; ++i) {
@@ -132,8 +137,8 @@ static void host_functions_in_order(void) {
     wrong += log[i] != i;
   CHECK_EQ(wrong, 0);
   CHECK_OK(olDestroyQueue(queue));
-  free(log);
-  free(count);
+  CHECK_OK(olMemFree(log));
+  CHECK_OK(olMemFree(count));
   free(calls);
 }
 
@@ -216,10 +221,10 @@ static void async_copies(void) {
   void *d1 = NULL, *d2 = NULL;
   REQUIRE_OK(olMemAlloc(device, OL_ALLOC_TYPE_DEVICE, N * sizeof(uint64_t), &d1));
   REQUIRE_OK(olMemAlloc(device, OL_ALLOC_TYPE_DEVICE, N * sizeof(uint64_t), &d2));
-  uint64_t *host = malloc(N * sizeof *host);
-  REQUIRE(host != NULL);
+  uint64_t *copy = malloc(N * sizeof *copy);
+  REQUIRE(copy != NULL);
   for (size_t i = 0; i < N; ++i)
-    host[i] = i;
+    copy[i] = i;
   gate_t gate = {0, 0};
   CHECK_OK(olLaunchHostFunction(queue, gate_callback, &gate));
   const uint64_t pattern = 0x0123456789ABCDEFull;
@@ -227,19 +232,19 @@ static void async_copies(void) {
   CHECK_OK(olMemcpy(queue, d2, device, d1, device, N * sizeof(uint64_t)));
   const uint16_t half = 0xBEEF;
   CHECK_OK(olMemFill(queue, d2, sizeof half, &half, 16 * sizeof(uint16_t)));
-  CHECK_OK(olMemcpy(queue, host, device, d2, device, N * sizeof(uint64_t)));
+  CHECK_OK(olMemcpy(queue, copy, host, d2, device, N * sizeof(uint64_t)));
   sleep_ms(10);
-  CHECK_EQ(host[0], 0); /* held by the gate */
-  CHECK_EQ(host[N - 1], N - 1);
+  CHECK_EQ(copy[0], 0); /* held by the gate */
+  CHECK_EQ(copy[N - 1], N - 1);
   gate_open(&gate);
   CHECK_OK(olSyncQueue(queue));
   size_t wrong = 0;
   for (size_t i = 4; i < N; ++i)
-    wrong += host[i] != pattern;
+    wrong += copy[i] != pattern;
   CHECK_EQ(wrong, 0);
   for (size_t i = 0; i < 4; ++i)
-    CHECK_EQ(host[i], 0xBEEFBEEFBEEFBEEFull);
-  free(host);
+    CHECK_EQ(copy[i], 0xBEEFBEEFBEEFBEEFull);
+  free(copy);
   CHECK_OK(olMemFree(d1));
   CHECK_OK(olMemFree(d2));
   CHECK_OK(olDestroyQueue(queue));
@@ -248,7 +253,8 @@ static void async_copies(void) {
 int main(int argc, char **argv) {
   REQUIRE(argc == 2);
   REQUIRE_OK(olInit());
-  device = host_device();
+  device = test_device();
+  host = host_device();
   ol_program_handle_t program = load_program(device, argv[1]);
   add_kernel = get_kernel(program, "add");
   append_kernel = get_kernel(program, "append");

@@ -1,12 +1,14 @@
 /* Many queues: 16 threads each with its own queue, launching and syncing; 1000 queues
  * at once; a queue destroyed with work in flight (its event still syncs); a program
  * destroyed with a launch of it in flight (the queue still syncs, the result is right).
- * argv[1]: kernels/queue_work.c's program, argv[2]: kernels/host_abi.c's. */
+ * argv[1]: kernels/queue_work.c's program, argv[2]: kernels/host_abi.c's. On the device
+ * OFFLOAD_TEST_DEVICE names (kernel_test.h). */
 #include "kernel_test.h"
 #include "kernels/host_abi.h"
 #include "kernels/queue_work.h"
 
 static ol_device_handle_t device;
+static ol_device_handle_t host; /* names the host side of copies */
 static ol_symbol_handle_t add_kernel;
 
 static void launch_add(ol_queue_handle_t queue, void *data, int delta, size_t n) {
@@ -26,10 +28,10 @@ static void *thread_main(void *arg) {
   job_t *job = (job_t *)arg;
   ol_queue_handle_t queue = NULL;
   void *data = NULL;
-  int *host = malloc(ITEMS * sizeof *host);
+  int *copy = malloc(ITEMS * sizeof *copy);
   if (olCreateQueue(device, &queue) != OL_SUCCESS ||
       olMemAlloc(device, OL_ALLOC_TYPE_DEVICE, ITEMS * sizeof(int), &data) != OL_SUCCESS ||
-      host == NULL) {
+      copy == NULL) {
     atomic_fetch_add(&job->failures, 1);
     return NULL;
   }
@@ -45,21 +47,21 @@ static void *thread_main(void *arg) {
     if (round % 10 == 9 && olSyncQueue(queue) != OL_SUCCESS)
       atomic_fetch_add(&job->failures, 1);
   }
-  if (olMemcpy(queue, host, device, data, device, ITEMS * sizeof(int)) != OL_SUCCESS ||
+  if (olMemcpy(queue, copy, host, data, device, ITEMS * sizeof(int)) != OL_SUCCESS ||
       olSyncQueue(queue) != OL_SUCCESS)
     atomic_fetch_add(&job->failures, 1);
   int want = start;
   for (int round = 0; round < ROUNDS; ++round)
     want += 1 + round % 3;
   for (size_t i = 0; i < ITEMS; ++i)
-    if (host[i] != want) {
-      fprintf(stderr, "thread %d: item %zu is %d, want %d\n", job->id, i, host[i], want);
+    if (copy[i] != want) {
+      fprintf(stderr, "thread %d: item %zu is %d, want %d\n", job->id, i, copy[i], want);
       atomic_fetch_add(&job->failures, 1);
       break;
     }
   if (olDestroyQueue(queue) != OL_SUCCESS || olMemFree(data) != OL_SUCCESS)
     atomic_fetch_add(&job->failures, 1);
-  free(host);
+  free(copy);
   return NULL;
 }
 
@@ -97,16 +99,16 @@ static void a_thousand_queues(void) {
     launch_add(queues[q], data + q, (int)q + 1, 1);
   for (size_t q = 0; q < created; ++q)
     CHECK_OK(olSyncQueue(queues[q]));
-  int *host = malloc(QUEUES * sizeof *host);
-  REQUIRE(host != NULL);
-  CHECK_OK(olMemcpy(NULL, host, device, data, device, QUEUES * sizeof(int)));
+  int *copy = malloc(QUEUES * sizeof *copy);
+  REQUIRE(copy != NULL);
+  CHECK_OK(olMemcpy(NULL, copy, host, data, device, QUEUES * sizeof(int)));
   size_t wrong = 0;
   for (size_t q = 0; q < created; ++q)
-    wrong += host[q] != (int)q + 1;
+    wrong += copy[q] != (int)q + 1;
   CHECK_EQ(wrong, 0);
   for (size_t q = 0; q < created; ++q)
     CHECK_OK(olDestroyQueue(queues[q]));
-  free(host);
+  free(copy);
   free(queues);
   CHECK_OK(olMemFree(data));
 }
@@ -148,11 +150,11 @@ static void destroy_queue_in_flight(void) {
   bool complete = false;
   CHECK_OK(olGetEventInfo(done, OL_EVENT_INFO_IS_COMPLETE, sizeof complete, &complete));
   CHECK(complete);
-  int host[256];
-  CHECK_OK(olMemcpy(NULL, host, device, data, device, sizeof host));
+  int copy[256];
+  CHECK_OK(olMemcpy(NULL, copy, host, data, device, sizeof copy));
   size_t wrong = 0;
   for (size_t i = 0; i < 256; ++i)
-    wrong += host[i] != 12;
+    wrong += copy[i] != 12;
   CHECK_EQ(wrong, 0);
   CHECK_OK(olDestroyEvent(done));
   pthread_join(thread, NULL);
@@ -165,8 +167,8 @@ static void destroy_program_in_flight(const char *path) {
   ol_program_handle_t program = load_program(device, path);
   ol_symbol_handle_t saxpy = get_kernel(program, "saxpy");
   enum { N = 100000 };
-  float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
-  REQUIRE(x != NULL && y != NULL);
+  /* Read and written by the kernel, then read here: memory both reach. */
+  float *x = shared_alloc(device, N * sizeof *x), *y = shared_alloc(device, N * sizeof *y);
   for (size_t i = 0; i < N; ++i) {
     x[i] = (float)(i % 100);
     y[i] = 1.0f;
@@ -191,14 +193,15 @@ static void destroy_program_in_flight(const char *path) {
     wrong += y[i] != 3.0f * (float)(i % 100) + 1.0f;
   CHECK_EQ(wrong, 0);
   CHECK_OK(olDestroyQueue(queue));
-  free(x);
-  free(y);
+  CHECK_OK(olMemFree(x));
+  CHECK_OK(olMemFree(y));
 }
 
 int main(int argc, char **argv) {
   REQUIRE(argc == 3);
   REQUIRE_OK(olInit());
-  device = host_device();
+  device = test_device();
+  host = host_device();
   ol_program_handle_t program = load_program(device, argv[1]);
   add_kernel = get_kernel(program, "add");
 

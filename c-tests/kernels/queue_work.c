@@ -1,8 +1,11 @@
 /* Kernels of the queue and event tests (host kernel ABI v2); their argument structs are
- * in queue_work.h. */
+ * in queue_work.h. Written in offload/host_kernel.h's portable dialect, so the same
+ * source also builds to PTX for a CUDA device (scripts/make-gpu-test-kernels.sh). */
 #include <offload/host_kernel.h>
 
-#include <time.h>
+#ifndef __NVPTX__
+#include <time.h> /* nanosleep; a GPU has no C library */
+#endif
 
 #include "queue_work.h"
 
@@ -19,14 +22,26 @@ OL_HOST_KERNEL(add, struct add_args) {
 
 /* log[(*count)++] = tag, once per launch (group 0, first item). */
 OL_HOST_KERNEL(append, struct append_args) {
-  if (OL_HOST_GROUP_LINEAR_ID(ctx) == 0)
-    args->log[(*args->count)++] = args->tag;
+  OL_ONCE_PER_GROUP(ctx) {
+    if (OL_HOST_GROUP_LINEAR_ID(ctx) == 0)
+      args->log[(*args->count)++] = args->tag;
+  }
 }
 
-/* Sleeps the given milliseconds (one group should be launched). */
+/* Sleeps the given milliseconds (one group should be launched). On a GPU, where there is
+ * no sleep, the group's first item spins on the nanosecond %globaltimer. */
 OL_HOST_KERNEL(nap, struct nap_args) {
-  const unsigned ms = args->ms;
-  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
+  OL_ONCE_PER_GROUP(ctx) {
+    const unsigned ms = args->ms;
+#ifndef __NVPTX__
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+#else
+    const unsigned long long end =
+        (unsigned long long)__nvvm_read_ptx_sreg_globaltimer() + ms * 1000000ull;
+    while ((unsigned long long)__nvvm_read_ptx_sreg_globaltimer() < end) {
+    }
+#endif
   }
 }

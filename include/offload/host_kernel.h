@@ -62,8 +62,62 @@
  * visibility (the default for cc -shared); OL_HOST_KERNEL and OL_HOST_GLOBAL say so
  * explicitly, so programs built with -fvisibility=hidden work too.
  *
+ * The same source for a CUDA device
+ * ---------------------------------
+ * A kernel file written with these macros also builds, unchanged, into PTX for a CUDA
+ * device (clang alone, no CUDA toolkit; -ffreestanding, since a GPU has no C library):
+ *
+ *     clang --target=nvptx64-nvidia-cuda -march=sm_60 -O2 -ffreestanding
+ *           -I<prefix>/include -S my_kernels.c -o my_kernels.ptx
+ *
+ * When __NVPTX__ is defined:
+ *   - OL_HOST_KERNEL(name, args_type) defines the GPU kernel `name(args_type value)`:
+ *     one parameter, the struct by value. Its PTX parameter space is laid out exactly as
+ *     the C struct, so it is olLaunchKernel's argument buffer, as liboffload passes it
+ *     to the driver in one block (CU_LAUNCH_PARAM_BUFFER_POINTER). The body sees the same
+ *     `ctx` and `const args_type *args` as on the host. There is no marker (the kernel's
+ *     parameter list is its ABI, and the driver knows it), so OL_HOST_KERNEL_MARKER only
+ *     declares one.
+ *   - ctx is built from the special registers: group_id = %ctaid, num_groups = %nctaid,
+ *     group_size = %ntid, dyn_shared_size = %dynamic_smem_size (PTX ISA 4.1 and later),
+ *     dyn_shared = the launch's dynamic shared memory (the `.extern .shared` array
+ *     __ol_dyn_shared, 64-byte aligned), NULL when DynSharedMemory is 0, as on the
+ *     host. CUDA does not pass the launch's Dimensions to the kernel: `dimensions` is
+ *     derived, the highest dimension whose number of groups or group size is above 1
+ *     (so a 3D launch whose z extents are all 1 reads as 2 or 1).
+ *   - OL_HOST_KERNEL_NO_ARGS(name) defines `name(void)`; its body sees `ctx` (and `args`
+ *     NULL, `args_size` 0, as on the host).
+ *   - OL_HOST_KERNEL_RAW is host-only (a GPU kernel's parameters are a fixed list, so
+ *     there is no buffer "of any size"): using it is a compile error that says so. Keep
+ *     such kernels in #ifndef __NVPTX__.
+ *   - OL_HOST_GLOBAL variables are plain globals in the device's global memory, found
+ *     with olGetSymbol as on the host.
+ *   - The kernel runs in every thread, and each thread is ONE work-item: the body of
+ *     OL_HOST_FOR_EACH_ITEM runs once, with that thread's local ids (and that of
+ *     OL_HOST_FOR_EACH_INDEX once or not at all).
+ *
+ * So a portable kernel follows one rule: work-item code goes inside
+ * OL_HOST_FOR_EACH_ITEM (or OL_HOST_FOR_EACH_INDEX); code outside it runs once per group
+ * on the host but in every thread on the GPU, so its side effects (stores to memory,
+ * atomics) go inside OL_ONCE_PER_GROUP(ctx), and after an OL_GROUP_BARRIER(ctx) when
+ * they read what the items wrote (shared memory included). Reading ctx and args outside
+ * the loop is fine. An OL_GROUP_BARRIER must be reached by every work-item of the group
+ * (not inside a branch that only some take). An item that is done leaves the loop body
+ * with `continue` (`return` would end the whole group on the host, `break` the rest of
+ * its row). For example, a per-group sum:
+ *
+ *     OL_HOST_FOR_EACH_ITEM(ctx, lx, ly, lz) { scratch[lx] = in[...]; }
+ *     OL_GROUP_BARRIER(ctx);
+ *     OL_ONCE_PER_GROUP(ctx) { ... sum scratch[] ...; out[ctx->group_id[0]] = sum; }
+ *
+ * Memory a GPU kernel reaches through a pointer must be the device's: olMemAlloc'd
+ * (MANAGED where the host touches it directly too); a host stack or malloc pointer works
+ * on the host device only. Atomics are the compiler's
+ * __atomic builtins (clang 19's NVPTX back end selects relaxed atomic loads, not acquire
+ * or seq_cst ones).
+ *
  * This header compiles as C99 and later, and as C++, without warnings under
- * -Wall -Wextra -pedantic.
+ * -Wall -Wextra -pedantic, for the host and for NVPTX.
  */
 #ifndef OFFLOAD_HOST_KERNEL_H
 #define OFFLOAD_HOST_KERNEL_H
@@ -134,6 +188,9 @@ typedef void (*ol_host_kernel_fn_t)(const ol_host_kernel_context_t *ctx,
 #define OL_HOST_EXTERN_C
 #endif
 
+#if !defined(__NVPTX__)
+/* ---- The host device: kernels of ABI version 2 (see the top of this file). ---- */
+
 /**
  * Defines the marker of kernel `name`, whose argument buffer is `args_size` bytes (or
  * OL_HOST_KERNEL_ANY_ARGS_SIZE); the function itself must be defined too, with the
@@ -184,7 +241,7 @@ typedef void (*ol_host_kernel_fn_t)(const ol_host_kernel_context_t *ctx,
 /**
  * Starts the definition of kernel `name`, which takes an argument buffer of any size;
  * the body sees `ctx`, `const void *args` and `size_t args_size` and reads the buffer
- * itself (OL_HOST_ARG_AT helps).
+ * itself (OL_HOST_ARG_AT helps). Host-only: see the top of this file.
  */
 #define OL_HOST_KERNEL_RAW(name)                                                    \
   OL_HOST_KERNEL_MARKER(name, OL_HOST_KERNEL_ANY_ARGS_SIZE);                         \
@@ -193,18 +250,156 @@ typedef void (*ol_host_kernel_fn_t)(const ol_host_kernel_context_t *ctx,
       const void *args OL_HOST_MAYBE_UNUSED,                                         \
       size_t args_size OL_HOST_MAYBE_UNUSED)
 
-/** The value of type `type` at byte `offset` of a raw argument buffer. */
-#define OL_HOST_ARG_AT(args, offset, type)                                          \
-  (*(type const *)(const void *)((const unsigned char *)(args) + (offset)))
-
 /**
  * Loops over the work-items of the group, x fastest; `lx`, `ly`, `lz` are declared as
- * uint32_t local ids. The loop body follows.
+ * uint32_t local ids. The loop body follows. (On a GPU it runs once, for the thread's
+ * own work-item.)
  */
 #define OL_HOST_FOR_EACH_ITEM(ctx, lx, ly, lz)                                      \
   for (uint32_t lz = 0; lz < (ctx)->group_size[2]; ++lz)                             \
     for (uint32_t ly = 0; ly < (ctx)->group_size[1]; ++ly)                           \
       for (uint32_t lx = 0; lx < (ctx)->group_size[0]; ++lx)
+
+/**
+ * For 1D kernels over n elements: loops over the global x ids `i` (declared as size_t)
+ * of the group's work-items that are below `n`, one per item; items whose local y or z
+ * id is not 0 take none. On the host this is one loop over the group's range, clamped
+ * to n, which compilers vectorise (a test per item in OL_HOST_FOR_EACH_ITEM defeats
+ * that); on a GPU it runs once or not at all. The loop body follows:
+ *
+ *     OL_HOST_FOR_EACH_INDEX(ctx, i, args->n) { args->x[i] *= args->a; }
+ */
+#define OL_HOST_FOR_EACH_INDEX(ctx, i, n)                                           \
+  for (size_t i = OL_HOST_GLOBAL_ID(ctx, 0, 0),                                      \
+              ol_host_index_end = i + (ctx)->group_size[0] < (size_t)(n)             \
+                                      ? i + (ctx)->group_size[0]                     \
+                                      : (size_t)(n);                                 \
+       i < ol_host_index_end; ++i)
+
+/**
+ * Waits until every work-item of the group has reached it, so that code after it sees
+ * what the items wrote before it. On the host the items before it ran to completion in
+ * OL_HOST_FOR_EACH_ITEM already: nothing to wait for. (On a GPU: a barrier.)
+ */
+#define OL_GROUP_BARRIER(ctx) ((void)(ctx))
+
+/**
+ * `if` statement whose branch runs once per group: group-level side effects go in it.
+ * On the host the function runs once per group, so it is always taken. (On a GPU: only
+ * in the group's work-item (0, 0, 0).)
+ */
+#define OL_ONCE_PER_GROUP(ctx) if ((void)(ctx), 1)
+
+#else /* __NVPTX__ */
+/* ---- A CUDA device: the same macros, for clang's NVPTX target (see the top). ---- */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The launch's dynamic shared memory: every `.extern .shared` array of a PTX module
+ * starts at it. Declared here, once for every kernel file, aligned as the host's. */
+extern __attribute__((address_space(3), aligned(64))) unsigned char __ol_dyn_shared[];
+#ifdef __cplusplus
+}
+#endif
+
+/* The ids of this thread's group, the grid and the group shape, from the special
+ * registers; always inlined, so that a kernel only reads the registers it uses. */
+static __inline__ __attribute__((always_inline, unused)) ol_host_kernel_context_t
+ol_host_gpu_context(void) {
+  ol_host_kernel_context_t ctx;
+  unsigned int shared_size;
+  ctx.group_id[0] = (uint32_t)__nvvm_read_ptx_sreg_ctaid_x();
+  ctx.group_id[1] = (uint32_t)__nvvm_read_ptx_sreg_ctaid_y();
+  ctx.group_id[2] = (uint32_t)__nvvm_read_ptx_sreg_ctaid_z();
+  ctx.num_groups[0] = (uint32_t)__nvvm_read_ptx_sreg_nctaid_x();
+  ctx.num_groups[1] = (uint32_t)__nvvm_read_ptx_sreg_nctaid_y();
+  ctx.num_groups[2] = (uint32_t)__nvvm_read_ptx_sreg_nctaid_z();
+  ctx.group_size[0] = (uint32_t)__nvvm_read_ptx_sreg_ntid_x();
+  ctx.group_size[1] = (uint32_t)__nvvm_read_ptx_sreg_ntid_y();
+  ctx.group_size[2] = (uint32_t)__nvvm_read_ptx_sreg_ntid_z();
+  /* The driver keeps no launch Dimensions: the highest one in use. */
+  ctx.dimensions = (ctx.num_groups[2] > 1u || ctx.group_size[2] > 1u)   ? 3u
+                   : (ctx.num_groups[1] > 1u || ctx.group_size[1] > 1u) ? 2u
+                                                                        : 1u;
+  /* No clang builtin reads %dynamic_smem_size (PTX ISA 4.1, sm_20 and later). */
+  __asm__("mov.u32 %0, %%dynamic_smem_size;" : "=r"(shared_size));
+  ctx.dyn_shared_size = shared_size;
+  ctx.dyn_shared = shared_size != 0u ? (void *)__ol_dyn_shared : NULL;
+  return ctx;
+}
+
+/* No marker on the GPU (the driver knows each kernel's parameters): a declaration only,
+ * so that code naming the macro still compiles. */
+#ifdef __cplusplus
+#define OL_HOST_KERNEL_MARKER(name, args_size)                                      \
+  extern "C" const ol_host_kernel_marker_t __ol_host_kernel_v2_##name
+#else
+#define OL_HOST_KERNEL_MARKER(name, args_size)                                      \
+  extern const ol_host_kernel_marker_t __ol_host_kernel_v2_##name
+#endif
+
+/* The kernel takes the struct by value: its parameter space is the argument buffer. */
+#define OL_HOST_KERNEL(name, args_type)                                             \
+  static __inline__ __attribute__((always_inline)) void ol_host_body_##name(         \
+      const ol_host_kernel_context_t *ctx, const args_type *args);                   \
+  OL_HOST_EXTERN_C __attribute__((nvptx_kernel)) void name(                          \
+      args_type ol_host_args_value) {                                                \
+    const ol_host_kernel_context_t ol_host_ctx = ol_host_gpu_context();              \
+    ol_host_body_##name(&ol_host_ctx, &ol_host_args_value);                          \
+  }                                                                                  \
+  static void ol_host_body_##name(                                                   \
+      const ol_host_kernel_context_t *ctx OL_HOST_MAYBE_UNUSED,                      \
+      const args_type *args OL_HOST_MAYBE_UNUSED)
+
+#define OL_HOST_KERNEL_NO_ARGS(name)                                                \
+  static __inline__ __attribute__((always_inline)) void ol_host_body_##name(         \
+      const ol_host_kernel_context_t *ctx, const void *args, size_t args_size);      \
+  OL_HOST_EXTERN_C __attribute__((nvptx_kernel)) void name(void) {                   \
+    const ol_host_kernel_context_t ol_host_ctx = ol_host_gpu_context();              \
+    ol_host_body_##name(&ol_host_ctx, NULL, 0);                                      \
+  }                                                                                  \
+  static void ol_host_body_##name(                                                   \
+      const ol_host_kernel_context_t *ctx OL_HOST_MAYBE_UNUSED,                      \
+      const void *args OL_HOST_MAYBE_UNUSED,                                         \
+      size_t args_size OL_HOST_MAYBE_UNUSED)
+
+/* A compile error that says why; the body that follows becomes an unused function. */
+#define OL_HOST_KERNEL_RAW(name)                                                    \
+  _Pragma("GCC error \"OL_HOST_KERNEL_RAW is host-only: a GPU kernel takes a fixed   \
+parameter struct (use OL_HOST_KERNEL, or keep this kernel in #ifndef __NVPTX__)\"")  \
+  static OL_HOST_MAYBE_UNUSED void ol_host_raw_##name(                               \
+      const ol_host_kernel_context_t *ctx OL_HOST_MAYBE_UNUSED,                      \
+      const void *args OL_HOST_MAYBE_UNUSED,                                         \
+      size_t args_size OL_HOST_MAYBE_UNUSED)
+
+/* One thread is one work-item: the body runs once, with the thread's local ids. */
+#define OL_HOST_FOR_EACH_ITEM(ctx, lx, ly, lz)                                      \
+  for (uint32_t lz = (uint32_t)__nvvm_read_ptx_sreg_tid_z(),                         \
+                ly = (uint32_t)__nvvm_read_ptx_sreg_tid_y(),                         \
+                lx = (uint32_t)__nvvm_read_ptx_sreg_tid_x(),                         \
+                ol_host_item_once = ((void)(ctx), 1u);                               \
+       ol_host_item_once != 0u && ((void)lx, (void)ly, (void)lz, 1);                 \
+       ol_host_item_once = 0u)
+
+#define OL_HOST_FOR_EACH_INDEX(ctx, i, n)                                           \
+  for (size_t i = OL_HOST_GLOBAL_ID(ctx, 0, __nvvm_read_ptx_sreg_tid_x()),           \
+              ol_host_index_once =                                                   \
+                  (__nvvm_read_ptx_sreg_tid_y() | __nvvm_read_ptx_sreg_tid_z()) == 0 && \
+                  i < (size_t)(n);                                                   \
+       ol_host_index_once != 0u; ol_host_index_once = 0u)
+
+#define OL_GROUP_BARRIER(ctx) ((void)(ctx), __syncthreads())
+
+#define OL_ONCE_PER_GROUP(ctx)                                                      \
+  if ((void)(ctx), (__nvvm_read_ptx_sreg_tid_x() | __nvvm_read_ptx_sreg_tid_y() |    \
+                    __nvvm_read_ptx_sreg_tid_z()) == 0)
+
+#endif /* __NVPTX__ */
+
+/** The value of type `type` at byte `offset` of a raw argument buffer. */
+#define OL_HOST_ARG_AT(args, offset, type)                                          \
+  (*(type const *)(const void *)((const unsigned char *)(args) + (offset)))
 
 /** The global id in dimension `d` (0, 1 or 2) of the work-item with local id `local`. */
 #define OL_HOST_GLOBAL_ID(ctx, d, local)                                            \
@@ -227,7 +422,8 @@ typedef void (*ol_host_kernel_fn_t)(const ol_host_kernel_context_t *ctx,
 /**
  * Marks a global variable so that it is exported even under -fvisibility=hidden. (In C++
  * a variable at global namespace scope keeps its plain name, one in a namespace does not,
- * and a const one needs `extern` to be exported at all.)
+ * and a const one needs `extern` to be exported at all.) On a GPU: a global variable in
+ * the device's global memory.
  */
 #define OL_HOST_GLOBAL OL_HOST_EXPORT
 
