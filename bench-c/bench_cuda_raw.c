@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SAMPLES 31
-
 typedef int CUresult;
 typedef int CUdevice;
 typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
@@ -61,30 +59,17 @@ static void must(CUresult r, const char *what) {
   }
 }
 
-#define MEASURE(name, unit, scale, batch, body)                                            \
-  do {                                                                                     \
-    double samples_[SAMPLES];                                                              \
-    for (int s_ = 0; s_ < SAMPLES; ++s_) {                                                 \
-      double t0_ = now_ns();                                                               \
-      for (long i_ = 0; i_ < (batch); ++i_) {                                              \
-        body;                                                                              \
-      }                                                                                    \
-      samples_[s_] = (now_ns() - t0_) / (double)(batch) / (scale);                         \
-    }                                                                                      \
-    printf("RESULT %s %.3f %s\n", (name), median(samples_, SAMPLES), (unit));              \
-  } while (0)
-
 static void bandwidth(const char *name, CUstream s, CUdeviceptr d, void *h, size_t size,
                       int to_device) {
-  double samples[SAMPLES];
-  for (int k = 0; k < SAMPLES; ++k) {
+  double samples[BENCH_SAMPLES];
+  for (int k = 0; k < BENCH_SAMPLES; ++k) {
     double t0 = now_ns();
     must(to_device ? cu.memcpy_htod_async(d, h, size, s) : cu.memcpy_dtoh_async(h, d, size, s),
          "cuMemcpyAsync");
     must(cu.stream_synchronize(s), "cuStreamSynchronize");
     samples[k] = (double)size / (now_ns() - t0);
   }
-  printf("RESULT %s %.2f GB/s\n", name, median(samples, SAMPLES));
+  printf("RESULT %s %.2f GB/s\n", name, median(samples, BENCH_SAMPLES));
 }
 
 static void nothing(void *data) { (void)data; }
@@ -143,16 +128,16 @@ int main(int argc, char **argv) {
   must(cu.module_get_function(&empty, module, "empty"), "cuModuleGetFunction");
   must(cu.stream_create(&s, 0), "cuStreamCreate");
 
-  MEASURE("launch_sync_us", "us", 1e3, 100, {
+  BENCH_MEDIAN("launch_sync_us", "us", 1e3, 100, {
     must(cu.launch_kernel(empty, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel");
     must(cu.stream_synchronize(s), "cuStreamSynchronize");
   });
-  MEASURE("queued_launch_us", "us", 1e3 * 10000, 1, {
+  BENCH_MEDIAN("queued_launch_us", "us", 1e3 * 10000, 1, {
     for (int k = 0; k < 10000; ++k)
       must(cu.launch_kernel(empty, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel");
     must(cu.stream_synchronize(s), "cuStreamSynchronize");
   });
-  MEASURE("launch_event_sync_us", "us", 1e3, 100, {
+  BENCH_MEDIAN("launch_event_sync_us", "us", 1e3, 100, {
     CUevent e;
     must(cu.launch_kernel(empty, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel");
     must(cu.event_create(&e, 0), "cuEventCreate");
@@ -160,7 +145,7 @@ int main(int argc, char **argv) {
     must(cu.event_synchronize(e), "cuEventSynchronize");
     must(cu.event_destroy(e), "cuEventDestroy");
   });
-  MEASURE("host_function_sync_us", "us", 1e3, 100, {
+  BENCH_MEDIAN("host_function_sync_us", "us", 1e3, 100, {
     must(cu.launch_host_func(s, nothing, NULL), "cuLaunchHostFunc");
     must(cu.stream_synchronize(s), "cuStreamSynchronize");
   });
@@ -169,7 +154,7 @@ int main(int argc, char **argv) {
                                       "alloc_free_1MiB_us"};
   for (int i = 0; i < 3; ++i) {
     CUdeviceptr p;
-    MEASURE(names[i], "us", 1e3, 1000, {
+    BENCH_MEDIAN(names[i], "us", 1e3, 1000, {
       must(cu.mem_alloc(&p, sizes[i]), "cuMemAlloc");
       must(cu.mem_free(p), "cuMemFree");
     });
@@ -191,7 +176,7 @@ int main(int argc, char **argv) {
   free(pageable);
   must(cu.mem_free_host(pinned), "cuMemFreeHost");
   must(cu.mem_free(d), "cuMemFree");
-  MEASURE("program_load_us", "us", 1e3, 20, {
+  BENCH_MEDIAN("program_load_us", "us", 1e3, 20, {
     CUmodule m;
     must(cu.module_load_data(&m, ptx), "cuModuleLoadData");
     must(cu.module_unload(m), "cuModuleUnload");

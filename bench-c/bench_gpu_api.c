@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SAMPLES 31
-
 /* A failed call ends the run with a REFUSED line naming it (LLVM 22's library, for one,
  * cannot destroy a PTX program). */
 static void must(ol_result_t r, const char *what) {
@@ -51,31 +49,17 @@ static unsigned char *read_all(const char *path, size_t *size) {
   return bytes;
 }
 
-/* Median over SAMPLES batches of `batch` runs of `body`, per run, in `scale` units. */
-#define MEASURE(name, unit, scale, batch, body)                                            \
-  do {                                                                                     \
-    double samples_[SAMPLES];                                                              \
-    for (int s_ = 0; s_ < SAMPLES; ++s_) {                                                 \
-      double t0_ = now_ns();                                                               \
-      for (long i_ = 0; i_ < (batch); ++i_) {                                              \
-        body;                                                                              \
-      }                                                                                    \
-      samples_[s_] = (now_ns() - t0_) / (double)(batch) / (scale);                         \
-    }                                                                                      \
-    printf("RESULT %s %.3f %s\n", (name), median(samples_, SAMPLES), (unit));              \
-  } while (0)
-
 /* GB/s of copying `size` bytes `dst` <- `src` on `q`. */
 static void bandwidth(const char *name, ol_queue_handle_t q, void *dst, ol_device_handle_t dd,
                       const void *src, ol_device_handle_t sd, size_t size) {
-  double samples[SAMPLES];
-  for (int s = 0; s < SAMPLES; ++s) {
+  double samples[BENCH_SAMPLES];
+  for (int s = 0; s < BENCH_SAMPLES; ++s) {
     double t0 = now_ns();
     must(olMemcpy(q, dst, dd, src, sd, size), "olMemcpy");
     must(olSyncQueue(q), "olSyncQueue");
     samples[s] = (double)size / (now_ns() - t0); /* bytes per ns = GB/s */
   }
-  printf("RESULT %s %.2f GB/s\n", name, median(samples, SAMPLES));
+  printf("RESULT %s %.2f GB/s\n", name, median(samples, BENCH_SAMPLES));
 }
 
 static void nothing(void *data) { (void)data; }
@@ -103,23 +87,23 @@ int main(int argc, char **argv) {
   must(olCreateQueue(gpu, &q), "olCreateQueue");
   ol_kernel_launch_size_args_t one = {1, {1, 1, 1}, {1, 1, 1}, 0};
 
-  MEASURE("launch_sync_us", "us", 1e3, 100, {
+  BENCH_MEDIAN("launch_sync_us", "us", 1e3, 100, {
     must(olLaunchKernel(q, gpu, empty, NULL, 0, &one), "olLaunchKernel");
     must(olSyncQueue(q), "olSyncQueue");
   });
-  MEASURE("queued_launch_us", "us", 1e3 * 10000, 1, {
+  BENCH_MEDIAN("queued_launch_us", "us", 1e3 * 10000, 1, {
     for (int k = 0; k < 10000; ++k)
       must(olLaunchKernel(q, gpu, empty, NULL, 0, &one), "olLaunchKernel");
     must(olSyncQueue(q), "olSyncQueue");
   });
-  MEASURE("launch_event_sync_us", "us", 1e3, 100, {
+  BENCH_MEDIAN("launch_event_sync_us", "us", 1e3, 100, {
     ol_event_handle_t e;
     must(olLaunchKernel(q, gpu, empty, NULL, 0, &one), "olLaunchKernel");
     must(olCreateEvent(q, &e), "olCreateEvent");
     must(olSyncEvent(e), "olSyncEvent");
     must(olDestroyEvent(e), "olDestroyEvent");
   });
-  MEASURE("host_function_sync_us", "us", 1e3, 100, {
+  BENCH_MEDIAN("host_function_sync_us", "us", 1e3, 100, {
     must(olLaunchHostFunction(q, nothing, NULL), "olLaunchHostFunction");
     must(olSyncQueue(q), "olSyncQueue");
   });
@@ -128,7 +112,7 @@ int main(int argc, char **argv) {
                                       "alloc_free_1MiB_us"};
   for (int i = 0; i < 3; ++i) {
     void *p;
-    MEASURE(names[i], "us", 1e3, 1000, {
+    BENCH_MEDIAN(names[i], "us", 1e3, 1000, {
       must(olMemAlloc(gpu, OL_ALLOC_TYPE_DEVICE, sizes[i], &p), "olMemAlloc");
       must(olMemFree(p), "olMemFree");
     });
@@ -151,7 +135,7 @@ int main(int argc, char **argv) {
   must(olMemFree(pinned), "olMemFree");
   must(olMemFree(device_buffer), "olMemFree");
 
-  MEASURE("program_load_us", "us", 1e3, 20, {
+  BENCH_MEDIAN("program_load_us", "us", 1e3, 20, {
     ol_program_handle_t p;
     must(olCreateProgram(gpu, ptx, ptx_size + 1, &p), "olCreateProgram");
     must(olDestroyProgram(p), "olDestroyProgram");

@@ -18,8 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SAMPLES 31
-
 static const char *program_path;
 
 /* Reports a failed call and ends the child. */
@@ -42,35 +40,21 @@ static ol_device_handle_t host(void) {
   return device;
 }
 
-/* Runs `body` `batch` times per sample and prints the median time per run in `unit`. */
-#define MEASURE(name, unit, scale, batch, body)                                            \
-  do {                                                                                     \
-    double samples_[SAMPLES];                                                              \
-    for (int s_ = 0; s_ < SAMPLES; ++s_) {                                                 \
-      double t0_ = now_ns();                                                               \
-      for (long i_ = 0; i_ < (batch); ++i_) {                                              \
-        body;                                                                              \
-      }                                                                                    \
-      samples_[s_] = (now_ns() - t0_) / (double)(batch) / (scale);                         \
-    }                                                                                      \
-    printf("RESULT %s %.3f %s\n", (name), median(samples_, SAMPLES), (unit));              \
-  } while (0)
-
 static void device_info_u32(ol_device_handle_t d) {
   uint32_t v;
-  MEASURE("olGetDeviceInfo_NUM_COMPUTE_UNITS", "ns", 1.0, 100000,
+  BENCH_MEDIAN("olGetDeviceInfo_NUM_COMPUTE_UNITS", "ns", 1.0, 100000,
           must(olGetDeviceInfo(d, OL_DEVICE_INFO_NUM_COMPUTE_UNITS, sizeof v, &v), "info"));
 }
 
 static void device_info_name(ol_device_handle_t d) {
   char name[256];
-  MEASURE("olGetDeviceInfo_NAME", "ns", 1.0, 100000,
+  BENCH_MEDIAN("olGetDeviceInfo_NAME", "ns", 1.0, 100000,
           must(olGetDeviceInfo(d, OL_DEVICE_INFO_NAME, sizeof name, name), "info"));
 }
 
 static void device_info_size(ol_device_handle_t d) {
   size_t size;
-  MEASURE("olGetDeviceInfoSize_NAME", "ns", 1.0, 100000,
+  BENCH_MEDIAN("olGetDeviceInfoSize_NAME", "ns", 1.0, 100000,
           must(olGetDeviceInfoSize(d, OL_DEVICE_INFO_NAME, &size), "size"));
 }
 
@@ -78,7 +62,7 @@ static void platform_info(ol_device_handle_t d) {
   ol_platform_handle_t p;
   ol_platform_backend_t backend;
   must(olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p), "platform");
-  MEASURE("olGetPlatformInfo_BACKEND", "ns", 1.0, 100000,
+  BENCH_MEDIAN("olGetPlatformInfo_BACKEND", "ns", 1.0, 100000,
           must(olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof backend, &backend),
                "info"));
 }
@@ -92,7 +76,7 @@ static bool count(ol_device_handle_t d, void *n) {
 static void iterate(ol_device_handle_t d) {
   (void)d;
   int n = 0;
-  MEASURE("olIterateDevices", "ns", 1.0, 100000, must(olIterateDevices(count, &n), "iterate"));
+  BENCH_MEDIAN("olIterateDevices", "ns", 1.0, 100000, must(olIterateDevices(count, &n), "iterate"));
 }
 
 /* Copies between two host buffers, both named by the host device. */
@@ -103,7 +87,7 @@ static void copy(ol_device_handle_t d, size_t size, const char *name, double sca
     abort();
   memset(a, 1, size);
   memset(b, 2, size);
-  MEASURE(name, unit, scale, batch, must(olMemcpy(NULL, b, d, a, d, size), "olMemcpy"));
+  BENCH_MEDIAN(name, unit, scale, batch, must(olMemcpy(NULL, b, d, a, d, size), "olMemcpy"));
   free(a);
   free(b);
 }
@@ -118,7 +102,7 @@ static void copy_4kib(ol_device_handle_t d) {
 
 static void alloc_free(ol_device_handle_t d) {
   void *p;
-  MEASURE("olMemAlloc+olMemFree_4KiB_DEVICE", "ns", 1.0, 10000, {
+  BENCH_MEDIAN("olMemAlloc+olMemFree_4KiB_DEVICE", "ns", 1.0, 10000, {
     must(olMemAlloc(d, OL_ALLOC_TYPE_DEVICE, 4096, &p), "olMemAlloc");
     must(olMemFree(p), "olMemFree");
   });
@@ -128,14 +112,14 @@ static void fill_64mib(ol_device_handle_t d) {
   void *p;
   const uint32_t pattern = 0x01020304u;
   must(olMemAlloc(d, OL_ALLOC_TYPE_DEVICE, 64u << 20, &p), "olMemAlloc");
-  MEASURE("olMemFill_64MiB_4B_pattern", "ms", 1e6, 1,
+  BENCH_MEDIAN("olMemFill_64MiB_4B_pattern", "ms", 1e6, 1,
           must(olMemFill(NULL, p, sizeof pattern, &pattern, 64u << 20), "olMemFill"));
   must(olMemFree(p), "olMemFree");
 }
 
 static void queue_create_destroy(ol_device_handle_t d) {
   ol_queue_handle_t q;
-  MEASURE("olCreateQueue+olDestroyQueue", "ns", 1.0, 10000, {
+  BENCH_MEDIAN("olCreateQueue+olDestroyQueue", "ns", 1.0, 10000, {
     must(olCreateQueue(d, &q), "olCreateQueue");
     must(olDestroyQueue(q), "olDestroyQueue");
   });
@@ -147,7 +131,7 @@ static void event_idle_queue(ol_device_handle_t d) {
   ol_queue_handle_t q;
   ol_event_handle_t e;
   must(olCreateQueue(d, &q), "olCreateQueue");
-  MEASURE("olCreateEvent+olSyncEvent_idle_queue", "ns", 1.0, 2000, {
+  BENCH_MEDIAN("olCreateEvent+olSyncEvent_idle_queue", "ns", 1.0, 2000, {
     must(olCreateEvent(q, &e), "olCreateEvent");
     must(olSyncEvent(e), "olSyncEvent");
     must(olDestroyEvent(e), "olDestroyEvent");
@@ -168,7 +152,7 @@ static void queue_round_trip(ol_device_handle_t d) {
   ol_queue_handle_t q;
   char a[64] = {0}, b[64];
   must(olCreateQueue(d, &q), "olCreateQueue");
-  MEASURE("olMemcpy_64B_on_queue+olSyncQueue", "ns", 1.0, 2000, {
+  BENCH_MEDIAN("olMemcpy_64B_on_queue+olSyncQueue", "ns", 1.0, 2000, {
     must(olMemcpy(q, b, d, a, d, sizeof a), "olMemcpy");
     must(olSyncQueue(q), "olSyncQueue");
   });
@@ -192,14 +176,14 @@ static void is_valid_binary(ol_device_handle_t d) {
     printf("REFUSED olIsValidBinary_host_program 0 answers false for a host shared object\n");
     return;
   }
-  MEASURE("olIsValidBinary_host_program", "ns", 1.0, 1000,
+  BENCH_MEDIAN("olIsValidBinary_host_program", "ns", 1.0, 1000,
           must(olIsValidBinary(d, image, size, &valid), "olIsValidBinary"));
 }
 
 static void init_shutdown(ol_device_handle_t d) {
   (void)d;
   must(olShutDown(), "olShutDown"); /* the case runs its own cycles */
-  MEASURE("olInit+olShutDown", "us", 1e3, 20, {
+  BENCH_MEDIAN("olInit+olShutDown", "us", 1e3, 20, {
     must(olInit(), "olInit");
     must(olShutDown(), "olShutDown");
   });

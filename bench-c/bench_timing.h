@@ -24,4 +24,22 @@ static inline double median(double *values, size_t n) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+/* How many batches a result is the median of. */
+#define BENCH_SAMPLES 31
+
+/* Runs `body` `batch` times per sample, BENCH_SAMPLES samples, and prints
+ * "RESULT <name> <median per run, in ns / scale> <unit>". */
+#define BENCH_MEDIAN(name, unit, scale, batch, body)                                       \
+  do {                                                                                     \
+    double samples_[BENCH_SAMPLES];                                                        \
+    for (int s_ = 0; s_ < BENCH_SAMPLES; ++s_) {                                           \
+      double t0_ = now_ns();                                                               \
+      for (long i_ = 0; i_ < (batch); ++i_) {                                              \
+        body;                                                                              \
+      }                                                                                    \
+      samples_[s_] = (now_ns() - t0_) / (double)(batch) / (scale);                         \
+    }                                                                                      \
+    printf("RESULT %s %.3f %s\n", (name), median(samples_, BENCH_SAMPLES), (unit));       \
+  } while (0)
+
 #endif

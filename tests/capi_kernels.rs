@@ -3,6 +3,8 @@
 mod common;
 mod host_support;
 
+use host_support::SaxpyArgs;
+
 use common::*;
 use offload::capi::*;
 use std::ffi::c_void;
@@ -23,15 +25,6 @@ fn launch_args(groups: u32, size: u32) -> ol_kernel_launch_size_args_t {
         },
         DynSharedMemory: 0,
     }
-}
-
-/// `struct saxpy_args` of c-tests/kernels/host_abi.h.
-#[repr(C)]
-struct SaxpyArgs {
-    a: f32,
-    x: *const f32,
-    y: *mut f32,
-    n: usize,
 }
 
 /// `T`'s bytes as `olLaunchKernel` takes them.

@@ -5,21 +5,14 @@
 mod common;
 mod host_support;
 
+use host_support::SaxpyArgs;
+
 use common::*;
 use offload::capi::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
 unsafe extern "C" fn nothing(_: *mut c_void) {}
-
-/// `struct saxpy_args` of c-tests/kernels/host_abi.h.
-#[repr(C)]
-struct SaxpyArgs {
-    a: f32,
-    x: *const f32,
-    y: *mut f32,
-    n: usize,
-}
 
 /// The value of `"key":` in a trace line, as text.
 fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {

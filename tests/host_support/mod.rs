@@ -137,3 +137,12 @@ pub fn saxpy_args(a: f32, x: &[f32], y: &mut [f32]) -> KernelArgs {
         bytes_of(&x.len()),
     ])
 }
+
+/// `struct saxpy_args` of c-tests/kernels/host_abi.h, as C lays it out.
+#[repr(C)]
+pub struct SaxpyArgs {
+    pub a: f32,
+    pub x: *const f32,
+    pub y: *mut f32,
+    pub n: usize,
+}
