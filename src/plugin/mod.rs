@@ -70,6 +70,14 @@ pub trait Device: Send + Sync {
         Err(unsupported("device-to-device copy"))
     }
 
+    /// Copies from this device's memory at `src` to the memory of another device of the
+    /// same backend at `dst` directly; `Unsupported` where the backend cannot (the
+    /// runtime then stages the copy through host memory).
+    fn copy_to_peer(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        let _ = (dst, src, size);
+        Err(unsupported("device-to-device copy between devices"))
+    }
+
     /// Fills `size` bytes at `dst` (device memory) with repetitions of `pattern`.
     fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
         let _ = (dst, pattern, size);

@@ -133,6 +133,14 @@ impl Runtime {
             (false, false) if dst_device.index == src_device.index => {
                 dst_device.imp.copy_within_device(dst, src, size)
             }
+            (false, false) if dst_device.platform.index == src_device.platform.index => {
+                match src_device.imp.copy_to_peer(dst, src, size) {
+                    Err(e) if e.code == ErrorCode::Unsupported => {
+                        self.copy_through_host(dst, dst_device, src, src_device, size)
+                    }
+                    done => done,
+                }
+            }
             (false, false) => self.copy_through_host(dst, dst_device, src, src_device, size),
         }
     }

@@ -139,6 +139,14 @@ impl plugin::Device for CudaDevice {
         self.wait("copying within the device")
     }
 
+    /// Unified addressing names both GPUs' memory; the driver copies peer to peer where
+    /// access is enabled (see `enable_peer_access`), else through the host itself.
+    fn copy_to_peer(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        self.context.make_current()?;
+        self.driver().memcpy(dst, src, size)?;
+        self.wait("copying to another GPU")
+    }
+
     fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
         self.context.make_current()?;
         for step in plan_fill(dst as CuDevicePtr, pattern, size) {

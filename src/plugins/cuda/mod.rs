@@ -82,6 +82,7 @@ impl CudaPlugin {
                 Err(e) => trace(|| format!("CUDA: skipping device {ordinal}: {e}")),
             }
         }
+        enable_peer_access(&devices);
         Ok(devices)
     }
 }
@@ -89,6 +90,37 @@ impl CudaPlugin {
 impl Default for CudaPlugin {
     fn default() -> Self {
         CudaPlugin::new()
+    }
+}
+
+/// Lets every GPU reach every other's memory directly where the hardware can (NVLink or
+/// PCIe peer to peer), once, when the devices are opened: copies between two GPUs then go
+/// device to device instead of through host memory. Where it cannot, such copies still
+/// work, staged by the driver.
+fn enable_peer_access(devices: &[CudaDevice]) {
+    for a in devices {
+        for b in devices {
+            if std::ptr::eq(a, b) {
+                continue;
+            }
+            let (ca, cb) = (a.context(), b.context());
+            let can = ca.driver().can_access_peer(ca.device(), cb.device());
+            if !matches!(can, Ok(true)) {
+                continue;
+            }
+            let enabled = ca
+                .make_current()
+                .and_then(|()| ca.driver().enable_peer_access(cb.handle()));
+            if let Err(e) = enabled {
+                trace(|| {
+                    format!(
+                        "CUDA: peer access {:?} -> {:?}: {e}",
+                        ca.device(),
+                        cb.device()
+                    )
+                });
+            }
+        }
     }
 }
 
