@@ -61,6 +61,13 @@ ensure_build_tools() {
   fi
 }
 
+# What the OpenMP tests need: clang-19 (builds the programs) and libomp-19-dev (LLVM 19's
+# libomp and libomptarget.so.19.1, which ours is compared with).
+ensure_omp_tools() {
+  ensure_packages clang-19:clang-19
+  ensure_libraries libomp-19-dev
+}
+
 # Builds the library with CMake (which drives cargo) and installs it into _install/.
 build_and_install() {
   log "building liboffload (cmake drives cargo)"

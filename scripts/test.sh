@@ -3,20 +3,23 @@
 # the installed package, and the examples' build.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_build_tools
+# clang-19 and libomp-19-dev: the OpenMP tests (c-tests/omp) build their programs with
+# clang-19 and compare our libomptarget.so.19.1 with LLVM 19's.
+ensure_omp_tools
 cd "$ROOT"
 
 log "cargo fmt --check"
 if ! cargo fmt --version >/dev/null 2>&1; then rustup component add rustfmt; fi
 cargo fmt --check
-log "cargo clippy --all-targets -- -D warnings"
+log "cargo clippy --workspace --all-targets -- -D warnings"
 if ! cargo clippy --version >/dev/null 2>&1; then rustup component add clippy; fi
-cargo clippy --all-targets -- -D warnings
-log "cargo test"
+cargo clippy --workspace --all-targets -- -D warnings
+log "cargo test --workspace"
 # The header comparison with LLVM's must run, not skip: the package is installed above.
 export OFFLOAD_REQUIRE_LLVM=1
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
-cargo test 2>&1 | tee "$results"
+cargo test --workspace 2>&1 | tee "$results"
 
 build_and_install
 

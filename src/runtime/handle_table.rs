@@ -45,7 +45,8 @@ thread_local! {
 /// lookup), so the thread that destroys an object does not keep it alive: a destroyed
 /// program is unloaded as soon as its last kernel is done.
 fn forget_cached_on_this_thread() {
-    CACHE.with(|cache| {
+    // Past thread-local destruction (an exit handler) there is nothing cached to forget.
+    let _ = CACHE.try_with(|cache| {
         if let Ok(mut cache) = cache.try_borrow_mut() {
             cache.slots = [const { None }; CACHE_SLOTS];
         }
@@ -109,7 +110,9 @@ impl<T: Send + Sync + 'static> HandleTable<T> {
     pub fn with_live<R>(&self, handle: usize, f: impl FnOnce(&Arc<T>) -> R) -> Option<R> {
         let removals = REMOVALS.load(Ordering::Acquire);
         let slot = (handle >> 4) % CACHE_SLOTS;
-        CACHE.with(|cache| {
+        let mut f = Some(f);
+        let cached = CACHE.try_with(|cache| {
+            let f = f.take().expect("called once");
             // A nested call (a host callback run by a sync on this thread) finds the cache
             // in use and takes the table's lock instead.
             let Ok(mut cache) = cache.try_borrow_mut() else {
@@ -130,7 +133,13 @@ impl<T: Send + Sync + 'static> HandleTable<T> {
             let object = self.get(handle)?;
             cache.slots[slot] = Some((handle, Arc::new(object.clone())));
             Some(f(&object))
-        })
+        });
+        match (cached, f) {
+            (Ok(result), _) => result,
+            // Thread-local storage is gone (an exit handler): the table itself answers.
+            (Err(_), Some(f)) => self.get(handle).map(|object| f(&object)),
+            (Err(_), None) => None,
+        }
     }
 }
 

@@ -63,7 +63,9 @@ pub fn shut_down() -> Result<()> {
 /// thread's copy and one shared counter, and writes nothing shared.
 pub fn with_current<R>(f: impl FnOnce(&Arc<Runtime>) -> Result<R>) -> Result<R> {
     let generation = GENERATION.load(Ordering::Acquire);
-    CACHED.with(|cached| {
+    let mut f = Some(f);
+    let cached = CACHED.try_with(|cached| {
+        let f = f.take().expect("called once");
         // Fast path: this thread's copy is current. A nested call (a host callback run by
         // olSyncQueue on this thread) shares the outer call's borrow.
         if let Ok(slot) = cached.try_borrow() {
@@ -76,7 +78,18 @@ pub fn with_current<R>(f: impl FnOnce(&Arc<Runtime>) -> Result<R>) -> Result<R> 
             *slot = (generation, fresh.clone());
         }
         f(fresh.as_ref().ok_or_else(not_initialised)?)
-    })
+    });
+    match (cached, f) {
+        (Ok(result), _) => result,
+        // This thread's storage is gone (a call from an exit handler, after thread-local
+        // destructors ran): read the shared copy instead.
+        (Err(_), Some(f)) => f(CURRENT
+            .read()
+            .clone()
+            .as_ref()
+            .ok_or_else(not_initialised)?),
+        (Err(_), None) => Err(not_initialised()),
+    }
 }
 
 /// The live runtime, or `Uninitialized`.

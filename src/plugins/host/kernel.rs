@@ -341,7 +341,9 @@ thread_local! {
 /// thread for the duration of the call. The buffer is taken out of the thread's slot
 /// while in use, so a nested launch on the same thread gets its own.
 fn with_scratch(size: usize, body: impl FnOnce(*mut u8)) -> Result<()> {
-    let kept = SCRATCH.with(|slot| slot.take());
+    // `try_with`: a launch from an exit handler, after thread-local destructors ran,
+    // allocates afresh and frees on return.
+    let kept = SCRATCH.try_with(|slot| slot.take()).ok().flatten();
     let scratch = match kept {
         Some(s) if s.layout.size() >= size => s,
         _ => {
@@ -359,7 +361,9 @@ fn with_scratch(size: usize, body: impl FnOnce(*mut u8)) -> Result<()> {
         }
     };
     body(scratch.pointer);
-    SCRATCH.with(|slot| slot.set(Some(scratch)));
+    // Kept for the next group, or freed here when the slot is gone.
+    let mut scratch = Some(scratch);
+    let _ = SCRATCH.try_with(|slot| slot.set(scratch.take()));
     Ok(())
 }
 

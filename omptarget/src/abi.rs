@@ -1,0 +1,129 @@
+//! The C structures of LLVM 19's offloading ABI (`offload/include/omptarget.h` and
+//! `Shared/APITypes.h`), as clang 19 lays them out, and the map-type flags.
+
+use std::ffi::{c_char, c_void};
+
+/// One offload entry: a target region (`size == 0`; on the host side `addr` is the
+/// region's ID, the `HostPtr` `__tgt_target_kernel` receives) or a global variable.
+#[repr(C)]
+#[derive(Debug)]
+pub struct OffloadEntry {
+    pub addr: *mut c_void,
+    pub name: *const c_char,
+    pub size: usize,
+    pub flags: i32,
+    pub reserved: i32,
+}
+
+/// One device image: its bytes (`image_start..image_end`) and its entry table.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DeviceImage {
+    pub image_start: *mut c_void,
+    pub image_end: *mut c_void,
+    pub entries_begin: *mut OffloadEntry,
+    pub entries_end: *mut OffloadEntry,
+}
+
+/// What `__tgt_register_lib` receives: the images of one binary and its host entries.
+#[repr(C)]
+#[derive(Debug)]
+pub struct BinDesc {
+    pub num_device_images: i32,
+    pub device_images: *mut DeviceImage,
+    pub host_entries_begin: *mut OffloadEntry,
+    pub host_entries_end: *mut OffloadEntry,
+}
+
+/// `KernelArgsTy` (versions 2 and 3 share every field read here; clang 19 writes 3).
+#[repr(C)]
+#[derive(Debug)]
+pub struct KernelArgs {
+    pub version: u32,
+    pub num_args: u32,
+    pub arg_base_ptrs: *mut *mut c_void,
+    pub arg_ptrs: *mut *mut c_void,
+    pub arg_sizes: *mut i64,
+    pub arg_types: *mut i64,
+    pub arg_names: *mut *mut c_void,
+    pub arg_mappers: *mut *mut c_void,
+    pub tripcount: u64,
+    pub flags: u64,
+    pub num_teams: [u32; 3],
+    pub thread_limit: [u32; 3],
+    pub dyn_cgroup_mem: u32,
+}
+
+/// `OMP_TGT_MAPTYPE_*`.
+pub mod map_type {
+    pub const TO: i64 = 0x01;
+    pub const FROM: i64 = 0x02;
+    pub const ALWAYS: i64 = 0x04;
+    pub const DELETE: i64 = 0x08;
+    pub const PTR_AND_OBJ: i64 = 0x10;
+    pub const TARGET_PARAM: i64 = 0x20;
+    pub const RETURN_PARAM: i64 = 0x40;
+    pub const PRIVATE: i64 = 0x80;
+    pub const LITERAL: i64 = 0x100;
+    pub const IMPLICIT: i64 = 0x200;
+    pub const CLOSE: i64 = 0x400;
+    pub const PRESENT: i64 = 0x1000;
+    pub const OMPX_HOLD: i64 = 0x2000;
+    pub const NON_CONTIG: i64 = 0x1000_0000_0000;
+    /// The 16 high bits: 1 + the index of the struct this entry is a member of.
+    pub const MEMBER_OF: i64 = 0xffff_0000_0000_0000_u64 as i64;
+}
+
+/// LLVM's return values: `OFFLOAD_SUCCESS` / `OFFLOAD_FAIL` (also `OMP_TGT_SUCCESS/FAIL`).
+pub const OFFLOAD_SUCCESS: i32 = 0;
+pub const OFFLOAD_FAIL: i32 = !0;
+
+/// One argument of a mapper call, as the caller's parallel arrays describe it.
+#[derive(Clone, Copy, Debug)]
+pub struct MapArg {
+    pub base: usize,
+    pub begin: usize,
+    pub size: usize,
+    pub map_type: i64,
+    pub has_mapper: bool,
+}
+
+/// Reads the caller's parallel arrays into `MapArg`s.
+///
+/// # Safety
+/// Each non-NULL array must hold `count` elements (LLVM's contract for these calls).
+pub unsafe fn map_args(
+    count: i32,
+    bases: *mut *mut c_void,
+    begins: *mut *mut c_void,
+    sizes: *const i64,
+    types: *const i64,
+    mappers: *mut *mut c_void,
+) -> Vec<MapArg> {
+    let count = usize::try_from(count).unwrap_or(0);
+    (0..count)
+        .map(|i| {
+            // SAFETY: the caller promises `count` elements in each non-NULL array.
+            unsafe {
+                let read_ptr = |a: *mut *mut c_void| {
+                    if a.is_null() {
+                        0
+                    } else {
+                        *a.add(i) as usize
+                    }
+                };
+                MapArg {
+                    base: read_ptr(bases),
+                    begin: read_ptr(begins),
+                    size: if sizes.is_null() {
+                        0
+                    } else {
+                        usize::try_from(*sizes.add(i)).unwrap_or(0)
+                    },
+                    map_type: if types.is_null() { 0 } else { *types.add(i) },
+                    has_mapper: read_ptr(mappers) != 0,
+                }
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,170 @@
+//! The OpenMP device API that lives in libomptarget: device numbers, device memory,
+//! copies and presence.
+
+use crate::ol::{self, Device};
+use crate::policy::message;
+use crate::registry::{self, resolve, Target};
+use std::ffi::{c_int, c_void};
+
+/// How many offload devices there are (the host itself not counted).
+#[no_mangle]
+pub extern "C" fn omp_get_num_devices() -> c_int {
+    registry::state().num_devices() as c_int
+}
+
+/// The host's device number: one past the offload devices, as in LLVM.
+#[no_mangle]
+pub extern "C" fn omp_get_initial_device() -> c_int {
+    omp_get_num_devices()
+}
+
+/// Code on the host runs on the initial device.
+#[no_mangle]
+pub extern "C" fn omp_get_device_num() -> c_int {
+    omp_get_initial_device()
+}
+
+/// Device memory of `size` bytes on `device_num` (host memory for the initial device);
+/// NULL on failure or for a non-positive size.
+#[no_mangle]
+pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_void {
+    if size == 0 || (size as isize) < 0 {
+        return std::ptr::null_mut();
+    }
+    match resolve(i64::from(device_num)) {
+        // SAFETY: plain malloc; the caller frees it with omp_target_free on this device.
+        Some(Target::Host) => unsafe { libc::malloc(size) },
+        Some(Target::Device(device)) => {
+            let Some(handle) = registry::state().devices.get(device).map(|d| d.handle) else {
+                return std::ptr::null_mut();
+            };
+            match ol::alloc(handle, size) {
+                Ok(ptr) => ptr as *mut c_void,
+                Err(e) => {
+                    message(&format!("error: {e}"));
+                    std::ptr::null_mut()
+                }
+            }
+        }
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// Frees what `omp_target_alloc` returned for `device_num`.
+///
+/// # Safety
+/// `ptr` is NULL or came from `omp_target_alloc(_, device_num)` and is not freed yet.
+#[no_mangle]
+pub unsafe extern "C" fn omp_target_free(ptr: *mut c_void, device_num: c_int) {
+    if ptr.is_null() {
+        return;
+    }
+    match resolve(i64::from(device_num)) {
+        // SAFETY: `ptr` came from omp_target_alloc on the initial device, i.e. malloc.
+        Some(Target::Host) => unsafe { libc::free(ptr) },
+        Some(Target::Device(_)) => {
+            if let Err(e) = ol::free(ptr as usize) {
+                message(&format!("error: {e}"));
+            }
+        }
+        None => {}
+    }
+}
+
+/// LLVM's device-memory allocator by its explicit name: the same as `omp_target_alloc`.
+#[no_mangle]
+pub extern "C" fn llvm_omp_target_alloc_device(size: usize, device_num: c_int) -> *mut c_void {
+    omp_target_alloc(size, device_num)
+}
+
+/// Frees what `llvm_omp_target_alloc_device` returned.
+///
+/// # Safety
+/// As `omp_target_free`.
+#[no_mangle]
+pub unsafe extern "C" fn llvm_omp_target_free_device(ptr: *mut c_void, device_num: c_int) {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { omp_target_free(ptr, device_num) }
+}
+
+/// The liboffload device that holds memory of `device_num` (the host device for the
+/// initial device), or `None` for a device that does not exist.
+fn memory_device(device_num: c_int) -> Option<Device> {
+    // Resolve first: `resolve` takes the registry lock itself.
+    let target = resolve(i64::from(device_num))?;
+    let state = registry::state();
+    match target {
+        Target::Host => state.host,
+        Target::Device(device) => state.devices.get(device).map(|d| d.handle),
+    }
+}
+
+/// Copies `length` bytes between any two devices' memory; 0 on success.
+#[no_mangle]
+pub extern "C" fn omp_target_memcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    length: usize,
+    dst_offset: usize,
+    src_offset: usize,
+    dst_device: c_int,
+    src_device: c_int,
+) -> c_int {
+    if length == 0 {
+        return 0;
+    }
+    if dst.is_null() || src.is_null() {
+        return -1;
+    }
+    let (Some(to), Some(from)) = (memory_device(dst_device), memory_device(src_device)) else {
+        return -1;
+    };
+    let (d, s) = ((dst as usize) + dst_offset, (src as usize) + src_offset);
+    match ol::memcpy(d, to, s, from, length) {
+        Ok(()) => 0,
+        Err(e) => {
+            message(&format!("error: {e}"));
+            -1
+        }
+    }
+}
+
+/// Whether `ptr` has a device copy on `device_num` (always, on the initial device).
+#[no_mangle]
+pub extern "C" fn omp_target_is_present(ptr: *const c_void, device_num: c_int) -> c_int {
+    match resolve(i64::from(device_num)) {
+        Some(Target::Host) => 1,
+        Some(Target::Device(device)) => {
+            let state = registry::state();
+            let present = state
+                .devices
+                .get(device)
+                .is_some_and(|d| d.table.find(ptr as usize, 0).is_some());
+            c_int::from(present)
+        }
+        None => 0,
+    }
+}
+
+/// The device address `ptr` is mapped to on `device_num` (itself on the initial device,
+/// NULL when unmapped).
+#[no_mangle]
+pub extern "C" fn omp_get_mapped_ptr(ptr: *const c_void, device_num: c_int) -> *mut c_void {
+    if ptr.is_null() {
+        return std::ptr::null_mut();
+    }
+    match resolve(i64::from(device_num)) {
+        Some(Target::Host) => ptr.cast_mut(),
+        Some(Target::Device(device)) => {
+            let state = registry::state();
+            state
+                .devices
+                .get(device)
+                .and_then(|d| d.table.find(ptr as usize, 0))
+                .map_or(std::ptr::null_mut(), |m| {
+                    m.device_address(ptr as usize) as *mut c_void
+                })
+        }
+        None => std::ptr::null_mut(),
+    }
+}

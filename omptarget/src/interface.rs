@@ -1,0 +1,257 @@
+//! The `__tgt_*` entry points for registration and data mapping (`target data`,
+//! `target enter/exit data`, `target update`), in all the forms clang 19 emits.
+//! The `_nowait` forms run synchronously: libomp already wraps them in a task that
+//! honours the `depend` clauses, so finishing before returning is a valid schedule.
+
+use crate::abi::{map_args, BinDesc, MapArg};
+use crate::data::{self, Failed};
+use crate::policy::{self, message};
+use crate::registry::{self, resolve, Target};
+use std::ffi::c_void;
+
+/// Registers a binary's images and entries (clang's constructor calls this first).
+///
+/// # Safety
+/// `desc` is clang's descriptor, alive until `__tgt_unregister_lib`.
+#[no_mangle]
+pub unsafe extern "C" fn __tgt_register_lib(desc: *mut BinDesc) {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { registry::register(desc) }
+}
+
+/// Forgets a binary (clang's atexit handler calls this).
+#[no_mangle]
+pub extern "C" fn __tgt_unregister_lib(desc: *mut BinDesc) {
+    registry::unregister(desc as usize);
+}
+
+/// Nothing to do: liboffload initializes its backends on the first registration.
+#[no_mangle]
+pub extern "C" fn __tgt_init_all_rtls() {}
+
+/// LLVM 19 removed this function and only says so; so do we, with its words.
+#[no_mangle]
+pub extern "C" fn __tgt_register_requires(_flags: i64) {
+    message("message: The __tgt_register_requires function has been removed. Old OpenMP requirements will not be handled");
+}
+
+/// A trip-count hint for the next launch's grid; a host launch runs the region once,
+/// so the hint changes nothing.
+#[no_mangle]
+pub extern "C" fn __kmpc_push_target_tripcount(_device_id: i64, _loop_tripcount: u64) {}
+
+/// As `__kmpc_push_target_tripcount`.
+#[no_mangle]
+pub extern "C" fn __kmpc_push_target_tripcount_mapper(
+    _loc: *mut c_void,
+    _device_id: i64,
+    _loop_tripcount: u64,
+) {
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Begin,
+    End,
+    Update,
+}
+
+impl Op {
+    fn llvm_name(self) -> &'static str {
+        match self {
+            Op::Begin => "targetDataBegin",
+            Op::End => "targetDataEnd",
+            Op::Update => "targetDataUpdate",
+        }
+    }
+}
+
+/// One data construct on `device_id`; returns the `use_device_ptr` results to write back.
+fn run(op: Op, device_id: i64, args: &[MapArg]) -> Vec<(usize, usize)> {
+    let device = match resolve(device_id) {
+        Some(Target::Device(device)) => device,
+        Some(Target::Host) => return Vec::new(),
+        None => policy::fatal(1, &format!("Device {device_id} is not a valid device")),
+    };
+    let mut state = registry::state();
+    let result = state
+        .load_images(device)
+        .map_err(|e| {
+            message(&format!("error: {e}"));
+            Failed
+        })
+        .and_then(|()| {
+            let devs = state.copy_devices(device).ok_or(Failed)?;
+            let table = &mut state.devices[device].table;
+            match op {
+                Op::Begin => data::begin(table, devs, args),
+                Op::End => data::end(table, devs, args).map(|()| Vec::new()),
+                Op::Update => data::update(table, devs, args).map(|()| Vec::new()),
+            }
+        });
+    drop(state);
+    match result {
+        Ok(returned) => returned,
+        Err(Failed) => {
+            message(&format!(
+                "error: Call to {} failed, abort target.",
+                op.llvm_name()
+            ));
+            policy::handle_outcome(false, true);
+            Vec::new()
+        }
+    }
+}
+
+/// Reads the arrays, runs `op` and writes `use_device_ptr` results into `bases`.
+///
+/// # Safety
+/// The arrays hold `arg_num` elements each (NULL for `mappers`: none).
+#[allow(clippy::too_many_arguments)]
+unsafe fn data_op(
+    op: Op,
+    device_id: i64,
+    arg_num: i32,
+    bases: *mut *mut c_void,
+    args: *mut *mut c_void,
+    sizes: *mut i64,
+    types: *mut i64,
+    mappers: *mut *mut c_void,
+) {
+    // SAFETY: the caller's promise, passed on.
+    let list = unsafe { map_args(arg_num, bases, args, sizes, types, mappers) };
+    for (index, device_base) in run(op, device_id, &list) {
+        // SAFETY: `index < arg_num`, inside the caller's base array.
+        unsafe { *bases.add(index) = device_base as *mut c_void };
+    }
+}
+
+macro_rules! data_entry_points {
+    ($op:expr, $plain:ident, $nowait:ident, $mapper:ident, $nowait_mapper:ident) => {
+        /// The data construct (deprecated form, without mappers).
+        ///
+        /// # Safety
+        /// clang's argument arrays, `arg_num` elements each.
+        #[no_mangle]
+        pub unsafe extern "C" fn $plain(
+            device_id: i64,
+            arg_num: i32,
+            bases: *mut *mut c_void,
+            args: *mut *mut c_void,
+            sizes: *mut i64,
+            types: *mut i64,
+        ) {
+            // SAFETY: the caller's promise, passed on.
+            unsafe {
+                data_op(
+                    $op,
+                    device_id,
+                    arg_num,
+                    bases,
+                    args,
+                    sizes,
+                    types,
+                    std::ptr::null_mut(),
+                )
+            }
+        }
+
+        /// The `nowait` form of the deprecated entry point (run synchronously).
+        ///
+        /// # Safety
+        /// As the synchronous form.
+        #[no_mangle]
+        pub unsafe extern "C" fn $nowait(
+            device_id: i64,
+            arg_num: i32,
+            bases: *mut *mut c_void,
+            args: *mut *mut c_void,
+            sizes: *mut i64,
+            types: *mut i64,
+            _dep_num: i32,
+            _dep_list: *mut c_void,
+            _noalias_dep_num: i32,
+            _noalias_dep_list: *mut c_void,
+        ) {
+            // SAFETY: the caller's promise, passed on.
+            unsafe {
+                data_op(
+                    $op,
+                    device_id,
+                    arg_num,
+                    bases,
+                    args,
+                    sizes,
+                    types,
+                    std::ptr::null_mut(),
+                )
+            }
+        }
+
+        /// The data construct, as clang 19 emits it.
+        ///
+        /// # Safety
+        /// clang's argument arrays, `arg_num` elements each.
+        #[no_mangle]
+        pub unsafe extern "C" fn $mapper(
+            _loc: *mut c_void,
+            device_id: i64,
+            arg_num: i32,
+            bases: *mut *mut c_void,
+            args: *mut *mut c_void,
+            sizes: *mut i64,
+            types: *mut i64,
+            _names: *mut *mut c_void,
+            mappers: *mut *mut c_void,
+        ) {
+            // SAFETY: the caller's promise, passed on.
+            unsafe { data_op($op, device_id, arg_num, bases, args, sizes, types, mappers) }
+        }
+
+        /// The `nowait` form (run synchronously; libomp's task orders it).
+        ///
+        /// # Safety
+        /// As the synchronous form.
+        #[no_mangle]
+        pub unsafe extern "C" fn $nowait_mapper(
+            _loc: *mut c_void,
+            device_id: i64,
+            arg_num: i32,
+            bases: *mut *mut c_void,
+            args: *mut *mut c_void,
+            sizes: *mut i64,
+            types: *mut i64,
+            _names: *mut *mut c_void,
+            mappers: *mut *mut c_void,
+            _dep_num: i32,
+            _dep_list: *mut c_void,
+            _noalias_dep_num: i32,
+            _noalias_dep_list: *mut c_void,
+        ) {
+            // SAFETY: the caller's promise, passed on.
+            unsafe { data_op($op, device_id, arg_num, bases, args, sizes, types, mappers) }
+        }
+    };
+}
+
+data_entry_points!(
+    Op::Begin,
+    __tgt_target_data_begin,
+    __tgt_target_data_begin_nowait,
+    __tgt_target_data_begin_mapper,
+    __tgt_target_data_begin_nowait_mapper
+);
+data_entry_points!(
+    Op::End,
+    __tgt_target_data_end,
+    __tgt_target_data_end_nowait,
+    __tgt_target_data_end_mapper,
+    __tgt_target_data_end_nowait_mapper
+);
+data_entry_points!(
+    Op::Update,
+    __tgt_target_data_update,
+    __tgt_target_data_update_nowait,
+    __tgt_target_data_update_mapper,
+    __tgt_target_data_update_nowait_mapper
+);

@@ -1,0 +1,25 @@
+//! libomptarget on liboffload: LLVM 19's `libomptarget.so.19.1` ABI (the `__tgt_*`
+//! entry points clang emits calls to, and the `omp_target_*` device API), implemented
+//! over liboffload's C API alone, so an OpenMP offload binary built by clang runs
+//! unchanged on liboffload's devices.
+//!
+//! - [`abi`] — the C structures and map-type flags clang and libomp pass in.
+//! - [`ol`] — the calls into liboffload (every device operation goes through here).
+//! - [`registry`] — registered binary descriptors and the OpenMP device list.
+//! - [`mapping`] — the per-device mapping table (host range -> device memory, counts).
+//! - [`data`] — `target data` / `enter` / `exit` / `update` semantics over an argument list.
+//! - [`kernel`] — `__tgt_target_kernel`.
+//! - [`device_api`] — `omp_get_num_devices`, `omp_target_alloc`, ...
+//! - [`policy`] — `OMP_TARGET_OFFLOAD` and LLVM's fatal messages.
+//! - [`not_implemented`] — the rest of LLVM 19's exports, failing loudly.
+
+pub mod abi;
+pub mod data;
+pub mod device_api;
+pub mod interface;
+pub mod kernel;
+pub mod mapping;
+pub mod not_implemented;
+pub mod ol;
+pub mod policy;
+pub mod registry;

@@ -1,0 +1,214 @@
+//! The calls into liboffload. Every device operation of this crate goes through the C
+//! API functions here (so `OFFLOAD_TRACE=1` shows them); each wrapper turns the
+//! `ol_result_t` into a `Result` with liboffload's own error text.
+
+use offload::capi::*;
+use std::ffi::{c_void, CStr, CString};
+use std::ptr::{null, null_mut};
+
+pub type Result<T> = std::result::Result<T, String>;
+
+/// A device handle. liboffload owns devices for the whole process, so the handle may be
+/// copied and used from any thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Device(pub ol_device_handle_t);
+// SAFETY: device handles are process-wide, immutable from the caller's side, and
+// liboffload's functions are thread-safe.
+unsafe impl Send for Device {}
+// SAFETY: as above.
+unsafe impl Sync for Device {}
+
+/// A loaded program (one device image on one device).
+#[derive(Clone, Copy, Debug)]
+pub struct Program(pub ol_program_handle_t);
+// SAFETY: a program handle stays valid until olDestroyProgram, which this crate only
+// calls while holding the registry lock; liboffload's calls on it are thread-safe.
+unsafe impl Send for Program {}
+// SAFETY: as above.
+unsafe impl Sync for Program {}
+
+/// A kernel or global variable of a loaded program.
+#[derive(Clone, Copy, Debug)]
+pub struct Symbol(pub ol_symbol_handle_t);
+// SAFETY: symbols live as long as their program (see `Program`).
+unsafe impl Send for Symbol {}
+// SAFETY: as above.
+unsafe impl Sync for Symbol {}
+
+fn check(result: ol_result_t, what: &str) -> Result<()> {
+    if result.is_null() {
+        return Ok(());
+    }
+    // SAFETY: a non-NULL result points to an error interned by liboffload for the
+    // process's lifetime; `Details` is NULL or a NUL-terminated string.
+    let details = unsafe {
+        let error = &*result;
+        if error.Details.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(error.Details).to_string_lossy().into_owned()
+        }
+    };
+    Err(format!("{what} failed: {details}"))
+}
+
+pub fn init() -> Result<()> {
+    check(olInit(), "olInit")
+}
+
+unsafe extern "C" fn collect_device(device: ol_device_handle_t, user: *mut c_void) -> bool {
+    // SAFETY: `user` is the `Vec<Device>` `devices` passes, alive for the iteration.
+    unsafe { (*user.cast::<Vec<Device>>()).push(Device(device)) };
+    true
+}
+
+/// Every device of every platform, in liboffload's order.
+pub fn devices() -> Result<Vec<Device>> {
+    let mut found: Vec<Device> = Vec::new();
+    let user = (&mut found as *mut Vec<Device>).cast();
+    check(
+        olIterateDevices(Some(collect_device), user),
+        "olIterateDevices",
+    )?;
+    Ok(found)
+}
+
+/// Whether `device` belongs to the host platform (the CPU this process runs on).
+pub fn is_host(device: Device) -> Result<bool> {
+    let mut platform: ol_platform_handle_t = null_mut();
+    check(
+        olGetDeviceInfo(
+            device.0,
+            OL_DEVICE_INFO_PLATFORM,
+            std::mem::size_of::<ol_platform_handle_t>(),
+            (&mut platform as *mut ol_platform_handle_t).cast(),
+        ),
+        "olGetDeviceInfo(PLATFORM)",
+    )?;
+    let mut backend: u32 = 0;
+    check(
+        olGetPlatformInfo(
+            platform,
+            OL_PLATFORM_INFO_BACKEND,
+            std::mem::size_of::<u32>(),
+            (&mut backend as *mut u32).cast(),
+        ),
+        "olGetPlatformInfo(BACKEND)",
+    )?;
+    Ok(backend == OL_PLATFORM_BACKEND_HOST)
+}
+
+pub fn is_valid_binary(device: Device, image: &[u8]) -> Result<bool> {
+    let mut valid = false;
+    check(
+        olIsValidBinary(device.0, image.as_ptr().cast(), image.len(), &mut valid),
+        "olIsValidBinary",
+    )?;
+    Ok(valid)
+}
+
+pub fn create_program(device: Device, image: &[u8]) -> Result<Program> {
+    let mut program: ol_program_handle_t = null_mut();
+    check(
+        olCreateProgram(device.0, image.as_ptr().cast(), image.len(), &mut program),
+        "olCreateProgram",
+    )?;
+    Ok(Program(program))
+}
+
+pub fn destroy_program(program: Program) -> Result<()> {
+    check(olDestroyProgram(program.0), "olDestroyProgram")
+}
+
+pub fn shut_down() -> Result<()> {
+    check(olShutDown(), "olShutDown")
+}
+
+pub fn kernel(program: Program, name: &str) -> Result<Symbol> {
+    symbol(program, name, OL_SYMBOL_KIND_KERNEL)
+}
+
+fn symbol(program: Program, name: &str, kind: u32) -> Result<Symbol> {
+    let c_name = CString::new(name).map_err(|_| format!("symbol name {name:?} has a NUL"))?;
+    let mut symbol: ol_symbol_handle_t = null_mut();
+    check(
+        olGetSymbol(program.0, c_name.as_ptr(), kind, &mut symbol),
+        &format!("olGetSymbol({name})"),
+    )?;
+    Ok(Symbol(symbol))
+}
+
+/// The device address of the global variable `name` of `program`.
+pub fn global_address(program: Program, name: &str) -> Result<usize> {
+    let symbol = symbol(program, name, OL_SYMBOL_KIND_GLOBAL_VARIABLE)?;
+    let mut address: *mut c_void = null_mut();
+    check(
+        olGetSymbolInfo(
+            symbol.0,
+            OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS,
+            std::mem::size_of::<*mut c_void>(),
+            (&mut address as *mut *mut c_void).cast(),
+        ),
+        "olGetSymbolInfo(GLOBAL_VARIABLE_ADDRESS)",
+    )?;
+    Ok(address as usize)
+}
+
+pub fn alloc(device: Device, size: usize) -> Result<usize> {
+    let mut ptr: *mut c_void = null_mut();
+    check(
+        olMemAlloc(device.0, OL_ALLOC_TYPE_DEVICE, size, &mut ptr),
+        "olMemAlloc",
+    )?;
+    Ok(ptr as usize)
+}
+
+pub fn free(ptr: usize) -> Result<()> {
+    check(olMemFree(ptr as *mut c_void), "olMemFree")
+}
+
+/// A synchronous copy of `size` bytes (NULL queue).
+pub fn memcpy(dst: usize, dst_dev: Device, src: usize, src_dev: Device, size: usize) -> Result<()> {
+    if size == 0 {
+        return Ok(());
+    }
+    check(
+        olMemcpy(
+            null_mut(),
+            dst as *mut c_void,
+            dst_dev.0,
+            src as *const c_void,
+            src_dev.0,
+            size,
+        ),
+        "olMemcpy",
+    )
+}
+
+/// Runs `kernel` once, synchronously, with one pointer-sized value per argument (LLVM's
+/// host-plugin convention, which the unmarked functions of clang's host images follow).
+pub fn launch(device: Device, kernel: Symbol, args: &[usize]) -> Result<()> {
+    let one = ol_dimensions_t { x: 1, y: 1, z: 1 };
+    let size = ol_kernel_launch_size_args_t {
+        Dimensions: 1,
+        NumGroups: one,
+        GroupSize: one,
+        DynSharedMemory: 0,
+    };
+    let data: *const c_void = if args.is_empty() {
+        null()
+    } else {
+        args.as_ptr().cast()
+    };
+    check(
+        olLaunchKernel(
+            null_mut(),
+            device.0,
+            kernel.0,
+            data,
+            std::mem::size_of_val(args),
+            &size,
+        ),
+        "olLaunchKernel",
+    )
+}

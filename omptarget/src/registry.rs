@@ -1,0 +1,306 @@
+//! Registered binaries and the OpenMP devices: `__tgt_register_lib` records a binary's
+//! images and entries; an OpenMP device is a liboffload device that accepts one of the
+//! registered images (LLVM's rule too: a plugin's devices count once it has an image
+//! for them). A device loads its image lazily, on the first construct that needs it.
+
+use crate::abi::{BinDesc, OffloadEntry};
+use crate::data::Devices;
+use crate::mapping::{Mapping, MappingTable};
+use crate::ol::{self, Device, Program, Symbol};
+use crate::policy::{self, Policy};
+use parking_lot::{Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::sync::LazyLock;
+
+/// One offload entry of a registered binary, read from its host table.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub host_address: usize,
+    pub name: String,
+    pub size: usize,
+}
+
+/// A registered binary: its images (bytes that live in the program's own data, valid
+/// until it unregisters) and its entries.
+pub struct Library {
+    pub desc: usize,
+    pub images: Vec<&'static [u8]>,
+    pub entries: Vec<Entry>,
+}
+
+/// One OpenMP device: the liboffload device, its mapping table and what it has loaded.
+pub struct OmpDevice {
+    pub handle: Device,
+    pub table: MappingTable,
+    /// Programs loaded from each library (keyed by descriptor address).
+    pub programs: HashMap<usize, Program>,
+    /// Kernels by the region ID (host entry address) `__tgt_target_kernel` receives.
+    pub kernels: HashMap<usize, Symbol>,
+}
+
+#[derive(Default)]
+pub struct State {
+    pub initialized: bool,
+    /// The host platform's device: the side of every copy from or to host memory.
+    pub host: Option<Device>,
+    /// Every liboffload device, in its order (candidates for OpenMP devices).
+    all: Vec<Device>,
+    pub devices: Vec<OmpDevice>,
+    pub libraries: Vec<Library>,
+}
+
+static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
+
+pub fn state() -> MutexGuard<'static, State> {
+    STATE.lock()
+}
+
+impl State {
+    fn ensure_initialized(&mut self) {
+        if self.initialized {
+            return;
+        }
+        self.initialized = true;
+        let found = ol::init().and_then(|()| ol::devices());
+        match found {
+            Ok(devices) => {
+                self.host = devices
+                    .iter()
+                    .copied()
+                    .find(|d| ol::is_host(*d).unwrap_or(false));
+                self.all = devices;
+            }
+            Err(e) => policy::message(&format!("error: liboffload has no devices: {e}")),
+        }
+    }
+
+    /// Adds the devices that accept one of `images` and are not OpenMP devices yet.
+    fn add_devices_for(&mut self, images: &[&'static [u8]]) {
+        for &candidate in &self.all {
+            if self.devices.iter().any(|d| d.handle == candidate) {
+                continue;
+            }
+            if images
+                .iter()
+                .any(|image| ol::is_valid_binary(candidate, image).unwrap_or(false))
+            {
+                self.devices.push(OmpDevice {
+                    handle: candidate,
+                    table: MappingTable::default(),
+                    programs: HashMap::new(),
+                    kernels: HashMap::new(),
+                });
+            }
+        }
+    }
+
+    /// The number of OpenMP devices (0 when offloading is disabled).
+    pub fn num_devices(&self) -> usize {
+        if policy::requested() == Policy::Disabled {
+            0
+        } else {
+            self.devices.len()
+        }
+    }
+
+    pub fn copy_devices(&self, device: usize) -> Option<Devices> {
+        let host = self.host?;
+        Some(Devices {
+            host,
+            device: self.devices.get(device)?.handle,
+        })
+    }
+
+    /// Loads every registered library's image on `device` (those not loaded yet) and
+    /// binds its entries: kernels by name, global variables into the mapping table.
+    pub fn load_images(&mut self, device: usize) -> Result<(), String> {
+        let State {
+            devices, libraries, ..
+        } = self;
+        let dev = devices
+            .get_mut(device)
+            .ok_or_else(|| format!("device {device} does not exist"))?;
+        for lib in libraries.iter() {
+            if dev.programs.contains_key(&lib.desc) {
+                continue;
+            }
+            let Some(image) = lib
+                .images
+                .iter()
+                .find(|i| ol::is_valid_binary(dev.handle, i).unwrap_or(false))
+            else {
+                continue;
+            };
+            let program = ol::create_program(dev.handle, image)?;
+            dev.programs.insert(lib.desc, program);
+            for entry in &lib.entries {
+                if entry.size == 0 {
+                    let kernel = ol::kernel(program, &entry.name)?;
+                    dev.kernels.insert(entry.host_address, kernel);
+                } else {
+                    // A `declare target` global: its device copy lives in the image and
+                    // stays mapped for the program's lifetime (no count ends it).
+                    let device_begin = ol::global_address(program, &entry.name)?;
+                    dev.table.insert(Mapping {
+                        host_begin: entry.host_address,
+                        host_end: entry.host_address + entry.size,
+                        device_begin,
+                        dynamic_refs: u64::MAX,
+                        hold_refs: 0,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the entries of `begin..end`.
+///
+/// # Safety
+/// `begin..end` must be an array of entries with NUL-terminated names (clang's table).
+unsafe fn read_entries(begin: *const OffloadEntry, end: *const OffloadEntry) -> Vec<Entry> {
+    if begin.is_null() || end.is_null() || end < begin {
+        return Vec::new();
+    }
+    // SAFETY: both ends bound one array (the caller's promise), so the distance is exact.
+    let count = unsafe { end.offset_from(begin) } as usize;
+    (0..count)
+        .filter_map(|i| {
+            // SAFETY: `i < count`, inside the array; names are C strings.
+            let e = unsafe { &*begin.add(i) };
+            if e.name.is_null() {
+                return None;
+            }
+            // SAFETY: a non-NULL name is a NUL-terminated string in the binary.
+            let name = unsafe { CStr::from_ptr(e.name) };
+            Some(Entry {
+                host_address: e.addr as usize,
+                name: name.to_string_lossy().into_owned(),
+                size: e.size,
+            })
+        })
+        .collect()
+}
+
+/// Records the binary `desc` describes.
+///
+/// # Safety
+/// `desc` must be clang's descriptor, valid until `unregister` is called with it.
+pub unsafe fn register(desc: *const BinDesc) {
+    if desc.is_null() {
+        return;
+    }
+    // SAFETY: the caller's promise.
+    let d = unsafe { &*desc };
+    let count = usize::try_from(d.num_device_images).unwrap_or(0);
+    let images: Vec<&'static [u8]> = (0..count)
+        .filter_map(|i| {
+            // SAFETY: `device_images` holds `num_device_images` images whose bytes stay
+            // mapped (they are the program's own data) while the binary is registered.
+            unsafe {
+                let image = &*d.device_images.add(i);
+                let (start, end) = (image.image_start as *const u8, image.image_end as *const u8);
+                if start.is_null() || end <= start {
+                    return None;
+                }
+                Some(std::slice::from_raw_parts(
+                    start,
+                    end.offset_from(start) as usize,
+                ))
+            }
+        })
+        .collect();
+    // SAFETY: the host table is clang's entry array (see `read_entries`).
+    let entries = unsafe { read_entries(d.host_entries_begin, d.host_entries_end) };
+    let mut state = state();
+    state.ensure_initialized();
+    state.add_devices_for(&images);
+    state.libraries.push(Library {
+        desc: desc as usize,
+        images,
+        entries,
+    });
+}
+
+/// Unloads the binary `desc`: its kernels are forgotten and its programs destroyed on
+/// every device. When the last binary goes (clang calls this from an atexit handler,
+/// once per binary), the data still mapped is freed and liboffload is shut down, as
+/// LLVM's deinitialisation does.
+pub fn unregister(desc: usize) {
+    let mut state = state();
+    let regions: Vec<usize> = state
+        .libraries
+        .iter()
+        .filter(|l| l.desc == desc)
+        .flat_map(|l| l.entries.iter().map(|e| e.host_address))
+        .collect();
+    state.libraries.retain(|l| l.desc != desc);
+    for dev in &mut state.devices {
+        for region in &regions {
+            dev.kernels.remove(region);
+        }
+        if let Some(program) = dev.programs.remove(&desc) {
+            if let Err(e) = ol::destroy_program(program) {
+                policy::message(&format!("error: unloading an image: {e}"));
+            }
+        }
+    }
+    if !state.libraries.is_empty() || !state.initialized {
+        return;
+    }
+    for dev in &mut state.devices {
+        for mapping in dev.table.drain() {
+            // Mapped `declare target` globals are the programs' own memory, gone with
+            // them; what the constructs allocated is freed here.
+            let _ = ol::free(mapping.device_begin);
+        }
+    }
+    state.devices.clear();
+    state.all.clear();
+    state.host = None;
+    state.initialized = false;
+    if let Err(e) = ol::shut_down() {
+        policy::message(&format!("error: {e}"));
+    }
+}
+
+/// libomp's default device (`omp_get_default_device`, found at run time so that this
+/// library does not need libomp to link), 0 without libomp.
+pub fn default_device() -> i64 {
+    static FUNCTION: LazyLock<Option<extern "C" fn() -> i32>> = LazyLock::new(|| {
+        // SAFETY: dlsym with a NUL-terminated name; the symbol, when present, is
+        // libomp's `int omp_get_default_device(void)`.
+        unsafe {
+            let f = libc::dlsym(libc::RTLD_DEFAULT, c"omp_get_default_device".as_ptr());
+            (!f.is_null())
+                .then(|| std::mem::transmute::<*mut libc::c_void, extern "C" fn() -> i32>(f))
+        }
+    });
+    FUNCTION.map_or(0, |f| i64::from(f()))
+}
+
+/// What a device number names.
+pub enum Target {
+    /// The initial device (the host itself): nothing to offload.
+    Host,
+    Device(usize),
+}
+
+/// Resolves `device_id` as LLVM does: -1 is the default device; the initial device
+/// (number `num_devices`) is the host. `None`: no such device.
+pub fn resolve(device_id: i64) -> Option<Target> {
+    let id = if device_id == -1 {
+        default_device()
+    } else {
+        device_id
+    };
+    let num = state().num_devices() as i64;
+    if policy::requested() == Policy::Disabled || id == num {
+        return Some(Target::Host);
+    }
+    (0..num)
+        .contains(&id)
+        .then_some(Target::Device(id as usize))
+}
