@@ -7,14 +7,14 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::Runtime;
 use std::ffi::c_void;
 
+/// Writes `value` to `out`, which `check_value_query` found non-NULL.
 #[inline]
-pub fn write_value(
+fn write_value(
     value: &InfoValue,
     key: &dyn std::fmt::Debug,
     prop_size: usize,
-    out: *mut c_void,
+    out: *mut u8,
 ) -> Result<()> {
-    let out = args::non_null(out, "PropValue")? as *mut u8;
     let needed = value.size();
     if prop_size < needed {
         return Err(too_small(prop_size, key, needed));
@@ -45,11 +45,6 @@ fn too_small(prop_size: usize, key: &dyn std::fmt::Debug, needed: usize) -> Erro
     ))
 }
 
-pub fn write_size(value: &InfoValue, out: *mut usize) -> Result<()> {
-    *args::out_ptr(out, "PropSizeRet")? = value.size();
-    Ok(())
-}
-
 /// What an info query is about: a handle, or (olGetMemInfo) a pointer.
 #[derive(Clone, Copy)]
 pub enum Subject<'a> {
@@ -76,13 +71,14 @@ impl Subject<'_> {
 
 /// LLVM's first checks of every `olGetXInfo`, in its order: `PropSize` 0, then the NULL
 /// handle (or pointer), then a NULL `PropValue`. Before them, only "not initialised".
+/// Returns `PropValue`, checked.
 #[inline]
-pub fn check_value_query(subject: Subject<'_>, prop_size: usize, out: *mut c_void) -> Result<()> {
+fn check_value_query(subject: Subject<'_>, prop_size: usize, out: *mut c_void) -> Result<*mut u8> {
     if prop_size == 0 {
         return Err(zero_prop_size());
     }
     subject.given()?;
-    args::non_null(out, "PropValue").map(|_| ())
+    args::non_null(out, "PropValue").map(|p| p as *mut u8)
 }
 
 #[cold]
@@ -92,10 +88,11 @@ fn zero_prop_size() -> Error {
     )
 }
 
-/// The same for every `olGetXInfoSize`: the NULL handle (or pointer), then `PropSizeRet`.
-pub fn check_size_query(subject: Subject<'_>, out: *mut usize) -> Result<()> {
+/// The same for every `olGetXInfoSize`: the NULL handle (or pointer), then `PropSizeRet`,
+/// returned as the place to write the size.
+fn check_size_query<'a>(subject: Subject<'_>, out: *mut usize) -> Result<&'a mut usize> {
     subject.given()?;
-    args::non_null(out, "PropSizeRet").map(|_| ())
+    args::out_ptr(out, "PropSizeRet")
 }
 
 /// How a lookup hands its answer over: the value (borrowed from wherever it is stored, so
@@ -126,7 +123,7 @@ pub fn get(
         },
         || {
             args::with_runtime(|rt| {
-                check_value_query(subject, prop_size, out)?;
+                let out = check_value_query(subject, prop_size, out)?;
                 lookup(rt, &mut |value, key| {
                     write_value(value, key, prop_size, out)
                 })
@@ -155,8 +152,11 @@ pub fn get_size(
         },
         || {
             args::with_runtime(|rt| {
-                check_size_query(subject, out)?;
-                lookup(rt, &mut |value, _| write_size(value, out))
+                let out = check_size_query(subject, out)?;
+                lookup(rt, &mut |value, _| {
+                    *out = value.size();
+                    Ok(())
+                })
             })
         },
     )

@@ -241,10 +241,9 @@ const MEM_INFO_EXPECTED: &str = "an ol_mem_info_t: OL_MEM_INFO_DEVICE, BASE, SIZ
 /// The allocation is looked up before the key is: an unknown pointer is `NOT_FOUND`
 /// whatever the key, as in LLVM.
 fn mem_info(rt: &Runtime, ptr: *const c_void, key: u32, answer: info::Answer<'_>) -> Result<()> {
-    let ptr = args::non_null(ptr, "Ptr")?;
-    rt.allocation_of(ptr)?;
+    let allocation = rt.allocation_of(ptr as usize)?;
     let key: MemInfo = args::enumeration(key, "PropName", MEM_INFO_EXPECTED)?;
-    answer(&rt.mem_info(ptr, key)?, &key)
+    answer(&rt.mem_info(&allocation, key), &key)
 }
 
 /// Writes one property of the allocation holding `Ptr` (any address inside it).

@@ -73,14 +73,14 @@ impl Runtime {
         })
     }
 
-    pub fn mem_info(&self, ptr: usize, key: MemInfo) -> Result<InfoValue> {
-        let a = self.allocation_of(ptr)?;
-        Ok(match key {
+    /// One property of a live allocation (from `allocation_of`).
+    pub fn mem_info(&self, a: &AllocationInfo, key: MemInfo) -> InfoValue {
+        match key {
             MemInfo::Device => InfoValue::Handle(self.devices[a.device].handle()),
             MemInfo::Base => InfoValue::Handle(a.base),
             MemInfo::Size => InfoValue::Usize(a.size),
             MemInfo::Type => InfoValue::U32(a.kind as u32),
-        })
+        }
     }
 
     /// Checks that `[ptr, ptr + size)` fits the allocation it starts in (if it starts in
