@@ -68,6 +68,17 @@ fn host_function_panics_and_waits_on_a_busy_pool() {
         w.sync().unwrap();
     }
     assert_eq!(after.load(Ordering::SeqCst), waiters.len());
+    // Queues made and destroyed for ever leave no trace: finished streams are forgotten.
+    let before = rt.streams.lock().len();
+    for _ in 0..100 {
+        let handle = rt.create_queue(&device).unwrap();
+        rt.destroy_queue(handle).unwrap();
+    }
+    let after = rt.streams.lock().len();
+    assert!(
+        after <= before + 1,
+        "{before} streams remembered, then {after}"
+    );
     drop((q, gate, waiters, rt));
     runtime::shut_down().unwrap();
 }

@@ -13,7 +13,13 @@ use std::sync::Arc;
 impl Runtime {
     pub fn create_queue(&self, device: &Arc<Device>) -> Result<usize> {
         let stream = device.imp.create_stream()?;
-        self.streams.lock().push(Arc::downgrade(&stream));
+        {
+            // Streams that finished and were dropped need no waiting at shutdown: pruned
+            // here, so a program that makes queues for ever does not grow this list.
+            let mut streams = self.streams.lock();
+            streams.retain(|s| s.strong_count() > 0);
+            streams.push(Arc::downgrade(&stream));
+        }
         let queue = Arc::new(Queue::new(device.clone(), stream, self.profile.clone()));
         Ok(self.queues.insert(queue))
     }
