@@ -348,10 +348,7 @@ impl Driver {
     pub fn stream_query(&self, stream: CuStream) -> Result<bool> {
         // SAFETY: a stream handle (NULL: the legacy default stream).
         let r = unsafe { (self.functions().stream_query)(stream) };
-        if r == result::NOT_READY {
-            return Ok(false);
-        }
-        self.check("cuStreamQuery", r).map(|()| true)
+        self.check_done("cuStreamQuery", r)
     }
 
     /// Later work of `stream` waits for `event`.
@@ -402,10 +399,7 @@ impl Driver {
     pub fn event_query(&self, event: CuEvent) -> Result<bool> {
         // SAFETY: a handle the driver checks.
         let r = unsafe { (self.functions().event_query)(event) };
-        if r == result::NOT_READY {
-            return Ok(false);
-        }
-        self.check("cuEventQuery", r).map(|()| true)
+        self.check_done("cuEventQuery", r)
     }
 
     /// Milliseconds between two completed events (about 0.5 us resolution).

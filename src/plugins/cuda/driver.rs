@@ -279,6 +279,15 @@ impl Driver {
         }
     }
 
+    /// A query's answer: `NOT_READY` is "not yet" (false), success "done" (true), any
+    /// other result an error.
+    pub fn check_done(&self, call: &str, r: CuResult) -> crate::runtime::error::Result<bool> {
+        if r == result::NOT_READY {
+            return Ok(false);
+        }
+        self.check(call, r).map(|()| true)
+    }
+
     /// The error for a failed call, with the driver's name and description of `r`.
     pub fn error(&self, call: &str, r: CuResult) -> Error {
         driver_error(call, r, self.error_name(r), self.error_string(r))
