@@ -73,5 +73,18 @@ int main(void) {
   show("section after update", d);
 #pragma omp target exit data map(release : d[2 : 4])
   printf("section present after release: %d\n", omp_target_is_present(&d[3], dev));
+
+  /* The nowait forms: each a task, ordered by depend and finished by taskwait. */
+  int e[N];
+  for (int i = 0; i < N; i++) e[i] = i;
+#pragma omp target enter data map(to : e) nowait depend(out : e)
+#pragma omp target nowait depend(inout : e)
+  for (int i = 0; i < N; i++) e[i] *= 3;
+#pragma omp target update from(e) nowait depend(inout : e)
+#pragma omp taskwait
+  show("after nowait update", e);
+#pragma omp target exit data map(delete : e) nowait depend(inout : e)
+#pragma omp taskwait
+  printf("present after nowait delete: %d\n", omp_target_is_present(e, dev));
   return 0;
 }

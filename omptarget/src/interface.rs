@@ -174,18 +174,7 @@ macro_rules! data_entry_points {
             _noalias_dep_list: *mut c_void,
         ) {
             // SAFETY: the caller's promise, passed on.
-            unsafe {
-                data_op(
-                    $op,
-                    device_id,
-                    arg_num,
-                    bases,
-                    args,
-                    sizes,
-                    types,
-                    std::ptr::null_mut(),
-                )
-            }
+            unsafe { $plain(device_id, arg_num, bases, args, sizes, types) }
         }
 
         /// The data construct, as clang 19 emits it.
@@ -214,14 +203,14 @@ macro_rules! data_entry_points {
         /// As the synchronous form.
         #[no_mangle]
         pub unsafe extern "C" fn $nowait_mapper(
-            _loc: *mut c_void,
+            loc: *mut c_void,
             device_id: i64,
             arg_num: i32,
             bases: *mut *mut c_void,
             args: *mut *mut c_void,
             sizes: *mut i64,
             types: *mut i64,
-            _names: *mut *mut c_void,
+            names: *mut *mut c_void,
             mappers: *mut *mut c_void,
             _dep_num: i32,
             _dep_list: *mut c_void,
@@ -229,7 +218,11 @@ macro_rules! data_entry_points {
             _noalias_dep_list: *mut c_void,
         ) {
             // SAFETY: the caller's promise, passed on.
-            unsafe { data_op($op, device_id, arg_num, bases, args, sizes, types, mappers) }
+            unsafe {
+                $mapper(
+                    loc, device_id, arg_num, bases, args, sizes, types, names, mappers,
+                )
+            }
         }
     };
 }
