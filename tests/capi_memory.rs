@@ -8,17 +8,6 @@ use offload::capi::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-fn info_u32(device: ol_device_handle_t, key: ol_device_info_raw_t) -> u32 {
-    let mut v = 0u32;
-    ok(olGetDeviceInfo(
-        device,
-        key,
-        4,
-        &mut v as *mut u32 as *mut c_void,
-    ));
-    v
-}
-
 #[test]
 fn memory_and_devices_through_the_c_api() {
     // Before olInit, everything but olInit is UNINITIALIZED.
@@ -39,9 +28,12 @@ fn memory_and_devices_through_the_c_api() {
     let device = host_device();
 
     // Device info: real readings, size rules.
-    assert!(info_u32(device, OL_DEVICE_INFO_NUM_COMPUTE_UNITS) >= 1);
-    assert_eq!(info_u32(device, OL_DEVICE_INFO_ADDRESS_BITS), 64);
-    assert_eq!(info_u32(device, OL_DEVICE_INFO_TYPE), OL_DEVICE_TYPE_HOST);
+    assert!(device_info_u32(device, OL_DEVICE_INFO_NUM_COMPUTE_UNITS) >= 1);
+    assert_eq!(device_info_u32(device, OL_DEVICE_INFO_ADDRESS_BITS), 64);
+    assert_eq!(
+        device_info_u32(device, OL_DEVICE_INFO_TYPE),
+        OL_DEVICE_TYPE_HOST
+    );
     let mut size = 0usize;
     ok(olGetDeviceInfoSize(device, OL_DEVICE_INFO_NAME, &mut size));
     let mut name = vec![0xAAu8; size + 4];

@@ -38,17 +38,6 @@ fn platforms() -> Vec<ol_platform_handle_t> {
     all
 }
 
-fn u32_info(device: ol_device_handle_t, key: ol_device_info_raw_t) -> u32 {
-    let mut v = 0u32;
-    ok(olGetDeviceInfo(
-        device,
-        key,
-        4,
-        &mut v as *mut u32 as *mut c_void,
-    ));
-    v
-}
-
 fn platform_str(platform: ol_platform_handle_t, key: ol_platform_info_raw_t) -> String {
     let mut size = 0usize;
     ok(olGetPlatformInfoSize(platform, key, &mut size));
@@ -88,10 +77,16 @@ fn the_host_device_works_beside_the_cuda_platform() {
         "every GPU the driver reports, then the host"
     );
     let host = *all.last().unwrap();
-    assert_eq!(u32_info(host, OL_DEVICE_INFO_TYPE), OL_DEVICE_TYPE_HOST);
+    assert_eq!(
+        device_info_u32(host, OL_DEVICE_INFO_TYPE),
+        OL_DEVICE_TYPE_HOST
+    );
     for &gpu in &all[..gpus] {
-        assert_eq!(u32_info(gpu, OL_DEVICE_INFO_TYPE), OL_DEVICE_TYPE_GPU);
-        assert_eq!(u32_info(gpu, OL_DEVICE_INFO_VENDOR_ID), 0x10de);
+        assert_eq!(
+            device_info_u32(gpu, OL_DEVICE_INFO_TYPE),
+            OL_DEVICE_TYPE_GPU
+        );
+        assert_eq!(device_info_u32(gpu, OL_DEVICE_INFO_VENDOR_ID), 0x10de);
     }
 
     // The CUDA platform is listed even with no device, and says what it is.
@@ -156,7 +151,10 @@ fn missing_driver_child() {
     ok(olInit());
     let all = devices();
     assert_eq!(all.len(), 1, "only the host device");
-    assert_eq!(u32_info(all[0], OL_DEVICE_INFO_TYPE), OL_DEVICE_TYPE_HOST);
+    assert_eq!(
+        device_info_u32(all[0], OL_DEVICE_INFO_TYPE),
+        OL_DEVICE_TYPE_HOST
+    );
     ok(olShutDown());
 }
 

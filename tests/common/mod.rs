@@ -58,3 +58,15 @@ pub fn host_device() -> ol_device_handle_t {
     assert!(!device.is_null());
     device
 }
+
+/// A 4-byte device property (`olGetDeviceInfo` with PropSize 4).
+pub fn device_info_u32(device: ol_device_handle_t, key: ol_device_info_raw_t) -> u32 {
+    let mut v = 0u32;
+    ok(olGetDeviceInfo(
+        device,
+        key,
+        4,
+        &mut v as *mut u32 as *mut c_void,
+    ));
+    v
+}
