@@ -85,7 +85,31 @@ pub struct MapArg {
     pub begin: usize,
     pub size: usize,
     pub map_type: i64,
-    pub has_mapper: bool,
+    /// The `declare mapper` function expanding this argument (0: none).
+    pub mapper: usize,
+    /// The argument's name record (LLVM's `map_var_info_t`; 0: none).
+    pub name: usize,
+}
+
+impl MapArg {
+    /// The index of the struct entry this one is a member of (`MEMBER_OF` holds it + 1).
+    pub fn parent_index(&self) -> Option<usize> {
+        let field = (self.map_type as u64) >> 48;
+        (field != 0).then(|| field as usize - 1)
+    }
+
+    pub fn has(&self, flag: i64) -> bool {
+        self.map_type & flag != 0
+    }
+}
+
+/// One dimension of a non-contiguous `target update` (`__tgt_target_non_contig`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct NonContiguousDim {
+    pub offset: u64,
+    pub count: u64,
+    pub stride: u64,
 }
 
 /// Reads the caller's parallel arrays into `MapArg`s.
@@ -98,6 +122,7 @@ pub unsafe fn map_args(
     begins: *mut *mut c_void,
     sizes: *const i64,
     types: *const i64,
+    names: *mut *mut c_void,
     mappers: *mut *mut c_void,
 ) -> Vec<MapArg> {
     let count = usize::try_from(count).unwrap_or(0);
@@ -121,7 +146,8 @@ pub unsafe fn map_args(
                         usize::try_from(*sizes.add(i)).unwrap_or(0)
                     },
                     map_type: if types.is_null() { 0 } else { *types.add(i) },
-                    has_mapper: read_ptr(mappers) != 0,
+                    mapper: read_ptr(mappers),
+                    name: read_ptr(names),
                 }
             }
         })

@@ -1,10 +1,14 @@
 //! OpenMP 5.2's data-mapping semantics over one argument list, as LLVM's
-//! `targetDataBegin` / `targetDataEnd` / `targetDataUpdate` apply them: map on entry
-//! (allocate and copy `to` for a new mapping, count a reference for an existing one),
-//! release on exit (copy `from` and free when the last reference goes), and update.
+//! `targetDataBegin` / `targetDataEnd` apply them: map on entry (allocate and copy `to`
+//! for a new mapping, count a reference for an existing one), release on exit (copy
+//! `from` and free when the last reference goes). Struct members (`MEMBER_OF`) live in
+//! their struct's mapping and count no references of their own; pointer attachment
+//! (`PTR_AND_OBJ`) maps the pointee and makes the device copy of the pointer point at
+//! it; `declare mapper` arguments are expanded into their components first.
 
 use crate::abi::{map_type as mt, MapArg};
-use crate::mapping::{Lookup, Mapping, MappingTable};
+use crate::mapper;
+use crate::mapping::{Lookup, Mapping, MappingTable, ShadowPointer};
 use crate::ol::{self, Device};
 use crate::policy::message;
 
@@ -19,39 +23,157 @@ pub struct Devices {
 #[derive(Debug)]
 pub struct Failed;
 
-/// Features of the map-type flags this layer does not handle yet: refusing them is
-/// honest, mapping them half-way would corrupt the program's data silently.
-pub fn unsupported(arg: &MapArg) -> Option<&'static str> {
-    if arg.has_mapper {
-        Some("user-defined mappers (declare mapper)")
-    } else if arg.map_type & mt::MEMBER_OF != 0 {
-        Some("struct member mapping (MEMBER_OF)")
-    } else if arg.map_type & mt::PTR_AND_OBJ != 0 {
-        Some("pointer attachment (PTR_AND_OBJ)")
-    } else if arg.map_type & mt::NON_CONTIG != 0 {
-        Some("non-contiguous target update")
-    } else {
-        None
-    }
-}
-
-fn refuse_unsupported(args: &[MapArg]) -> Result<(), Failed> {
-    if let Some(what) = args.iter().find_map(unsupported) {
-        crate::not_implemented::report(what);
-        return Err(Failed);
-    }
-    Ok(())
-}
-
 /// Whether the entry takes part in mapping at all (literals and private copies are the
 /// kernel launch's business).
-fn is_mapped(arg: &MapArg) -> bool {
-    arg.map_type & (mt::LITERAL | mt::PRIVATE) == 0
+pub fn is_mapped(arg: &MapArg) -> bool {
+    !arg.has(mt::LITERAL | mt::PRIVATE)
 }
 
-fn copy_failed(error: String) -> Failed {
+pub fn report(error: String) -> Failed {
     message(&format!("error: {error}"));
     Failed
+}
+
+/// Writes one pointer-sized `value` into device memory at `device_address`.
+pub fn write_device_pointer(
+    devs: Devices,
+    device_address: usize,
+    value: usize,
+) -> Result<(), Failed> {
+    let source = &value as *const usize as usize;
+    ol::memcpy(
+        device_address,
+        devs.device,
+        source,
+        devs.host,
+        std::mem::size_of::<usize>(),
+    )
+    .map_err(report)
+}
+
+/// Puts the device values of a mapping's attached pointers back after a copy to it.
+pub fn apply_device_shadows(devs: Devices, m: &Mapping) -> Result<(), Failed> {
+    m.shadows
+        .iter()
+        .try_for_each(|s| write_device_pointer(devs, s.device_address, s.device_value))
+}
+
+/// Puts the host values of a mapping's attached pointers back after a copy from it.
+pub fn restore_host_shadows(m: &Mapping) {
+    for s in &m.shadows {
+        // SAFETY: `host_address` is a pointer variable of the program inside a range it
+        // mapped and still has mapped (the mapping is alive); writing its own earlier
+        // value back is what the copy from the device overwrote.
+        unsafe { (s.host_address as *mut usize).write_unaligned(s.host_value) };
+    }
+}
+
+/// The largest alignment a struct's device copy must keep: that of its base address,
+/// at most 16 (LLVM's rule for partially mapped structs).
+fn struct_alignment(base: usize) -> usize {
+    if base == 0 {
+        16
+    } else {
+        (1usize << base.trailing_zeros()).min(16)
+    }
+}
+
+/// One lookup-or-map request: LLVM's `getTargetPointer` arguments.
+struct Request {
+    begin: usize,
+    base: usize,
+    size: usize,
+    padding: usize,
+    flags: i64,
+    update_ref: bool,
+}
+
+/// The device side of one argument after `target_pointer`.
+#[derive(Clone, Copy)]
+struct Target {
+    /// 0: not mapped (and not created).
+    device: usize,
+    key: Option<usize>,
+    is_new: bool,
+}
+
+fn missing_present(begin: usize, size: usize) {
+    message(&format!(
+        "message: device mapping required by 'present' map type modifier does not exist for host address 0x{begin:016x} ({size} bytes)"
+    ));
+}
+
+fn null_pointer_error(present: bool) -> Failed {
+    message(&format!(
+        "error: Call to getTargetPointer returned null pointer ({}).",
+        if present {
+            "'present' map type modifier"
+        } else {
+            "device failure or illegal mapping"
+        }
+    ));
+    Failed
+}
+
+/// Finds or creates the mapping of one range and copies `to` data when it is new (or
+/// `always`).
+fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Result<Target, Failed> {
+    let has = |flag: i64| r.flags & flag != 0;
+    let hold = has(mt::OMPX_HOLD);
+    let mut t = Target {
+        device: 0,
+        key: None,
+        is_new: false,
+    };
+    let lookup = table.lookup(r.begin, r.size);
+    let usable = match lookup {
+        Lookup::Contained(key) => Some(key),
+        // An implicit map of something partly mapped uses the existing mapping.
+        Lookup::Extends(key) if has(mt::IMPLICIT) => Some(key),
+        _ => None,
+    };
+    if let Some(key) = usable {
+        let m = table.get_mut(key).expect("looked-up mapping exists");
+        if r.update_ref {
+            m.add_ref(hold);
+        } else {
+            // A member allocated with its struct just now is new too.
+            t.is_new = m.total_refs() == 1;
+        }
+        t.device = m.device_address(r.begin);
+        t.key = Some(key);
+    } else if let Lookup::Extends(key) = lookup {
+        let m = table.get(key).expect("looked-up mapping exists");
+        message(&format!(
+            "message: explicit extension not allowed: host address specified is 0x{:016x} ({} bytes), but device allocation maps to host at 0x{:016x} ({} bytes)",
+            r.begin, r.size, m.host_begin, m.host_end - m.host_begin
+        ));
+        if has(mt::PRESENT) {
+            missing_present(r.begin, r.size);
+        }
+    } else if has(mt::PRESENT) {
+        missing_present(r.begin, r.size);
+    } else if r.size > 0 {
+        let alloc = ol::alloc(devs.device, r.padding + r.size).map_err(report)?;
+        let device_begin = alloc + r.padding;
+        table.insert(Mapping::new(
+            r.base,
+            r.begin,
+            r.size,
+            alloc,
+            device_begin,
+            hold,
+        ));
+        t = Target {
+            device: device_begin,
+            key: Some(r.begin),
+            is_new: true,
+        };
+    }
+    if t.device != 0 && has(mt::TO) && (t.is_new || has(mt::ALWAYS)) && r.size != 0 {
+        ol::memcpy(t.device, devs.device, r.begin, devs.host, r.size).map_err(report)?;
+    }
+    Ok(t)
 }
 
 /// Maps every argument; returns, for arguments marked `RETURN_PARAM`, their device base
@@ -61,137 +183,186 @@ pub fn begin(
     devs: Devices,
     args: &[MapArg],
 ) -> Result<Vec<(usize, usize)>, Failed> {
-    refuse_unsupported(args)?;
     let mut returned = Vec::new();
+    begin_list(table, devs, args, false, &mut returned)?;
+    Ok(returned)
+}
+
+fn begin_list(
+    table: &mut MappingTable,
+    devs: Devices,
+    args: &[MapArg],
+    from_mapper: bool,
+    returned: &mut Vec<(usize, usize)>,
+) -> Result<(), Failed> {
     for (index, arg) in args.iter().enumerate() {
         if !is_mapped(arg) {
             continue;
         }
-        let hold = arg.map_type & mt::OMPX_HOLD != 0;
-        let (key, is_new) = match table.lookup(arg.begin, arg.size) {
-            Lookup::Contained(key) => {
-                let m = table.get_mut(key).expect("looked-up mapping exists");
-                if hold {
-                    m.hold_refs += 1;
-                } else {
-                    // u64::MAX means "never released" (globals); it stays there.
-                    m.dynamic_refs = m.dynamic_refs.saturating_add(1);
-                }
-                (Some(key), false)
-            }
-            Lookup::Extends(key) => {
-                let m = table.get(key).expect("looked-up mapping exists");
-                message(&format!(
-                    "message: explicit extension not allowed: host address specified is 0x{:016x} ({} bytes), but device allocation maps to host at 0x{:016x} ({} bytes)",
-                    arg.begin, arg.size, m.host_begin, m.host_end - m.host_begin
-                ));
-                message("error: Call to getTargetPointer returned null pointer (device failure or illegal mapping).");
-                return Err(Failed);
-            }
-            Lookup::Absent if arg.map_type & mt::PRESENT != 0 => {
-                message(&format!(
-                    "message: device mapping required by 'present' map type modifier does not exist for host address 0x{:016x} ({} bytes)",
-                    arg.begin, arg.size
-                ));
-                message("error: Call to getTargetPointer returned null pointer ('present' map type modifier).");
-                return Err(Failed);
-            }
-            Lookup::Absent if arg.size == 0 => (None, false),
-            Lookup::Absent => {
-                let device_begin = ol::alloc(devs.device, arg.size).map_err(copy_failed)?;
-                table.insert(Mapping {
-                    host_begin: arg.begin,
-                    host_end: arg.begin + arg.size,
-                    device_begin,
-                    dynamic_refs: u64::from(!hold),
-                    hold_refs: u64::from(hold),
-                });
-                (Some(arg.begin), true)
-            }
-        };
-        let device_begin = key
-            .and_then(|k| table.get(k))
-            .map_or(0, |m| m.device_address(arg.begin));
-        if arg.map_type & mt::TO != 0 && (is_new || arg.map_type & mt::ALWAYS != 0) {
-            ol::memcpy(device_begin, devs.device, arg.begin, devs.host, arg.size)
-                .map_err(copy_failed)?;
-        }
-        if arg.map_type & mt::RETURN_PARAM != 0 {
-            returned.push((
-                index,
-                device_begin.wrapping_sub(arg.begin.wrapping_sub(arg.base)),
-            ));
-        }
-    }
-    Ok(returned)
-}
-
-/// Releases every argument, last first: one reference each (all of them for `delete`);
-/// `from` copies back when the last reference goes (or always, with `always`), and the
-/// device memory is freed then.
-pub fn end(table: &mut MappingTable, devs: Devices, args: &[MapArg]) -> Result<(), Failed> {
-    refuse_unsupported(args)?;
-    for arg in args.iter().rev() {
-        if !is_mapped(arg) {
+        if arg.mapper != 0 {
+            let parts = mapper::expand(arg);
+            // Results for `use_device_ptr` of components have nowhere to go (LLVM too).
+            begin_list(table, devs, &parts, true, &mut Vec::new()).inspect_err(|_| {
+                message(
+                    "error: Call to targetDataBegin via targetDataMapper for custom mapper failed.",
+                );
+            })?;
             continue;
         }
-        let Lookup::Contained(key) = table.lookup(arg.begin, arg.size) else {
-            if arg.map_type & mt::PRESENT != 0 {
-                message(&format!(
-                    "message: device mapping required by 'present' map type modifier does not exist for host address 0x{:016x} ({} bytes)",
-                    arg.begin, arg.size
-                ));
-                return Err(Failed);
-            }
-            continue;
+        // The first entry of a struct (its members follow) keeps the struct's alignment.
+        let is_struct = arg.parent_index().is_none()
+            && args.get(index + 1).and_then(MapArg::parent_index) == Some(index);
+        let padding = if is_struct {
+            arg.begin % struct_alignment(arg.base)
+        } else {
+            0
         };
-        let m = table.get_mut(key).expect("looked-up mapping exists");
-        if arg.map_type & mt::DELETE != 0 {
-            if m.dynamic_refs != u64::MAX {
-                m.dynamic_refs = 0;
+        let present = arg.has(mt::PRESENT);
+        // The first component of a mapper stands for the mapped object itself, whose
+        // reference the construct does not count (LLVM's rule).
+        let mapper_head = from_mapper && index == 0;
+        let mut update_ref = !arg.has(mt::MEMBER_OF) && !mapper_head;
+        let mut base = arg.base;
+        let mut pointer = None;
+        if arg.has(mt::PTR_AND_OBJ) {
+            // The pointer itself first (usually mapped already, as a struct member).
+            let p = target_pointer(
+                table,
+                devs,
+                &Request {
+                    begin: arg.base,
+                    base: arg.base,
+                    size: std::mem::size_of::<usize>(),
+                    padding: 0,
+                    flags: arg.map_type & !(mt::TO | mt::ALWAYS),
+                    update_ref,
+                },
+            )?;
+            let (Some(key), true) = (p.key, p.device != 0) else {
+                return Err(null_pointer_error(present));
+            };
+            // SAFETY: for PTR_AND_OBJ the base is the address of a host pointer
+            // variable (clang's contract); reading it gives the pointee's base.
+            base = unsafe { (arg.base as *const usize).read_unaligned() };
+            pointer = Some((key, p.device));
+            update_ref = !mapper_head;
+        }
+        let t = target_pointer(
+            table,
+            devs,
+            &Request {
+                begin: arg.begin,
+                base,
+                size: arg.size,
+                padding,
+                flags: arg.map_type,
+                update_ref,
+            },
+        )?;
+        if t.device == 0 && (arg.size > 0 || present) {
+            return Err(null_pointer_error(present));
+        }
+        let device_base = t.device.wrapping_sub(arg.begin.wrapping_sub(base));
+        if arg.has(mt::RETURN_PARAM) {
+            returned.push((index, device_base));
+        }
+        if let Some((key, device_pointer)) = pointer {
+            let shadow = ShadowPointer {
+                host_address: arg.base,
+                host_value: base,
+                device_address: device_pointer,
+                device_value: device_base,
+            };
+            let changed = table.get_mut(key).is_some_and(|m| m.add_shadow(shadow));
+            if changed {
+                write_device_pointer(devs, device_pointer, device_base)?;
             }
-        } else if arg.map_type & mt::OMPX_HOLD != 0 {
-            m.hold_refs = m.hold_refs.saturating_sub(1);
-        } else if m.dynamic_refs != u64::MAX {
-            m.dynamic_refs = m.dynamic_refs.saturating_sub(1);
-        }
-        let last = m.is_released();
-        let device_begin = m.device_address(arg.begin);
-        if arg.map_type & mt::FROM != 0 && (last || arg.map_type & mt::ALWAYS != 0) {
-            ol::memcpy(arg.begin, devs.host, device_begin, devs.device, arg.size)
-                .map_err(copy_failed)?;
-        }
-        if last {
-            let gone = table.remove(key).expect("looked-up mapping exists");
-            ol::free(gone.device_begin).map_err(copy_failed)?;
         }
     }
     Ok(())
 }
 
-/// `target update`: copies `to` / `from` for every argument that is mapped; an unmapped
-/// one is skipped unless it carries `present`.
-pub fn update(table: &MappingTable, devs: Devices, args: &[MapArg]) -> Result<(), Failed> {
-    refuse_unsupported(args)?;
-    for arg in args {
-        let Some(m) = table.find(arg.begin, arg.size) else {
-            if arg.map_type & mt::PRESENT != 0 {
-                message(&format!(
-                    "message: device mapping required by 'present' motion modifier does not exist for host address 0x{:016x} ({} bytes)",
-                    arg.begin, arg.size
-                ));
+/// Releases every argument, last first: one reference each (all of them for `delete`);
+/// `from` copies back when the last reference goes (or always, with `always`), and the
+/// device memory is freed once every argument is done.
+pub fn end(table: &mut MappingTable, devs: Devices, args: &[MapArg]) -> Result<(), Failed> {
+    end_list(table, devs, args, false)
+}
+
+/// What happens to a released mapping after every copy of the construct is done.
+struct Release {
+    key: usize,
+    from: bool,
+    may_free: bool,
+}
+
+fn end_list(
+    table: &mut MappingTable,
+    devs: Devices,
+    args: &[MapArg],
+    from_mapper: bool,
+) -> Result<(), Failed> {
+    let mut releases = Vec::new();
+    for (index, arg) in args.iter().enumerate().rev() {
+        if !is_mapped(arg) {
+            continue;
+        }
+        if arg.mapper != 0 {
+            end_list(table, devs, &mapper::expand(arg), true).inspect_err(|_| {
+                message(
+                    "error: Call to targetDataEnd via targetDataMapper for custom mapper failed.",
+                );
+            })?;
+            continue;
+        }
+        let member_only = arg.has(mt::MEMBER_OF) && !arg.has(mt::PTR_AND_OBJ);
+        let mapper_head = from_mapper && index == 0;
+        let update_ref = !member_only && !mapper_head;
+        let (hold, delete) = (arg.has(mt::OMPX_HOLD), arg.has(mt::DELETE));
+        let key = match table.lookup(arg.begin, arg.size) {
+            Lookup::Contained(key) => Some(key),
+            Lookup::Extends(key) if arg.has(mt::IMPLICIT) => Some(key),
+            _ => None,
+        };
+        let Some(key) = key else {
+            if arg.has(mt::PRESENT) {
+                missing_present(arg.begin, arg.size);
                 return Err(Failed);
             }
             continue;
         };
-        let device_begin = m.device_address(arg.begin);
-        if arg.map_type & mt::TO != 0 {
-            ol::memcpy(device_begin, devs.device, arg.begin, devs.host, arg.size)
-                .map_err(copy_failed)?;
+        let m = table.get_mut(key).expect("looked-up mapping exists");
+        let last = m.release_is_last(hold, delete);
+        if delete {
+            m.reset_refs(hold);
         }
-        if arg.map_type & mt::FROM != 0 {
+        if update_ref {
+            m.drop_ref(hold);
+        }
+        let device_begin = m.device_address(arg.begin);
+        if arg.has(mt::FROM) && (arg.has(mt::ALWAYS) || last) && arg.size != 0 {
             ol::memcpy(arg.begin, devs.host, device_begin, devs.device, arg.size)
-                .map_err(copy_failed)?;
+                .map_err(report)?;
+        }
+        releases.push(Release {
+            key,
+            from: arg.has(mt::FROM),
+            // A member's release never frees its struct.
+            may_free: !member_only,
+        });
+    }
+    for release in releases {
+        let Some(m) = table.get(release.key) else {
+            continue;
+        };
+        if release.from {
+            restore_host_shadows(m);
+        }
+        if release.may_free && m.total_refs() == 0 {
+            let gone = table.remove(release.key).expect("mapping exists");
+            if gone.device_alloc != 0 {
+                ol::free(gone.device_alloc).map_err(report)?;
+            }
         }
     }
     Ok(())

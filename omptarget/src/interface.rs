@@ -7,6 +7,7 @@ use crate::abi::{map_args, BinDesc, MapArg};
 use crate::data::{self, Failed};
 use crate::policy::{self, message};
 use crate::registry::{self, resolve, Target};
+use crate::update;
 use std::ffi::c_void;
 
 /// Registers a binary's images and entries (clang's constructor calls this first).
@@ -86,7 +87,7 @@ fn run(op: Op, device_id: i64, args: &[MapArg]) -> Vec<(usize, usize)> {
             match op {
                 Op::Begin => data::begin(table, devs, args),
                 Op::End => data::end(table, devs, args).map(|()| Vec::new()),
-                Op::Update => data::update(table, devs, args).map(|()| Vec::new()),
+                Op::Update => update::update(table, devs, args).map(|()| Vec::new()),
             }
         });
     drop(state);
@@ -106,7 +107,7 @@ fn run(op: Op, device_id: i64, args: &[MapArg]) -> Vec<(usize, usize)> {
 /// Reads the arrays, runs `op` and writes `use_device_ptr` results into `bases`.
 ///
 /// # Safety
-/// The arrays hold `arg_num` elements each (NULL for `mappers`: none).
+/// The arrays hold `arg_num` elements each (NULL for `names` and `mappers`: none).
 #[allow(clippy::too_many_arguments)]
 unsafe fn data_op(
     op: Op,
@@ -116,10 +117,11 @@ unsafe fn data_op(
     args: *mut *mut c_void,
     sizes: *mut i64,
     types: *mut i64,
+    names: *mut *mut c_void,
     mappers: *mut *mut c_void,
 ) {
     // SAFETY: the caller's promise, passed on.
-    let list = unsafe { map_args(arg_num, bases, args, sizes, types, mappers) };
+    let list = unsafe { map_args(arg_num, bases, args, sizes, types, names, mappers) };
     for (index, device_base) in run(op, device_id, &list) {
         // SAFETY: `index < arg_num`, inside the caller's base array.
         unsafe { *bases.add(index) = device_base as *mut c_void };
@@ -151,6 +153,7 @@ macro_rules! data_entry_points {
                     args,
                     sizes,
                     types,
+                    std::ptr::null_mut(),
                     std::ptr::null_mut(),
                 )
             }
@@ -190,11 +193,15 @@ macro_rules! data_entry_points {
             args: *mut *mut c_void,
             sizes: *mut i64,
             types: *mut i64,
-            _names: *mut *mut c_void,
+            names: *mut *mut c_void,
             mappers: *mut *mut c_void,
         ) {
             // SAFETY: the caller's promise, passed on.
-            unsafe { data_op($op, device_id, arg_num, bases, args, sizes, types, mappers) }
+            unsafe {
+                data_op(
+                    $op, device_id, arg_num, bases, args, sizes, types, names, mappers,
+                )
+            }
         }
 
         /// The `nowait` form (run synchronously; libomp's task orders it).

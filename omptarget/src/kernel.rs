@@ -3,6 +3,7 @@
 
 use crate::abi::{map_args, map_type as mt, KernelArgs, MapArg, OFFLOAD_FAIL, OFFLOAD_SUCCESS};
 use crate::data::{self, Devices, Failed};
+use crate::mapping::{Lookup, MappingTable};
 use crate::ol;
 use crate::policy::{self, message};
 use crate::registry::{self, resolve, Target};
@@ -13,40 +14,79 @@ struct PrivateCopy {
     device_begin: usize,
 }
 
+/// The device address `host` stands for in a launch: inside (or, for a section that
+/// reaches past it, overlapping) a mapping, its device copy; unmapped, the host address
+/// itself (OpenMP 5.2: an unmapped pointer keeps its value, as if firstprivate).
+fn device_address_for(table: &MappingTable, host: usize, size: usize) -> Option<usize> {
+    match table.lookup(host, size) {
+        Lookup::Contained(key) | Lookup::Extends(key) => {
+            table.get(key).map(|m| m.device_address(host))
+        }
+        Lookup::Absent => None,
+    }
+}
+
+/// A lambda's by-reference capture (clang marks it `PTR_AND_OBJ | LITERAL | IMPLICIT`,
+/// member of the lambda object's entry): the device copy of the lambda must point at
+/// the captured variable's device copy.
+fn is_lambda_capture(arg: &MapArg) -> bool {
+    let marks = mt::PTR_AND_OBJ | mt::LITERAL | mt::IMPLICIT;
+    arg.map_type & marks == marks
+}
+
 /// The argument values of the launch, one pointer-sized slot each, as LLVM's host plugin
 /// builds them: first the implicit `dyn_ptr` (clang's kernels take it first; no dynamic
 /// memory here, so NULL), then for each `TARGET_PARAM` entry the literal value or the
 /// device address of its base (device begin + (base - begin)).
 fn kernel_values(
-    table: &crate::mapping::MappingTable,
+    table: &MappingTable,
     devs: Devices,
     args: &[MapArg],
     privates: &mut Vec<PrivateCopy>,
 ) -> Result<Vec<usize>, Failed> {
     let mut values = vec![0usize];
-    for arg in args.iter().filter(|a| a.map_type & mt::TARGET_PARAM != 0) {
-        let offset = arg.base.wrapping_sub(arg.begin);
-        let value = if arg.map_type & mt::LITERAL != 0 {
+    // Where each entry's value went in `values` (lambda captures find their lambda).
+    let mut slots: Vec<Option<usize>> = vec![None; args.len()];
+    for (index, arg) in args.iter().enumerate() {
+        if !arg.has(mt::TARGET_PARAM) {
+            if is_lambda_capture(arg) {
+                let parent = arg
+                    .parent_index()
+                    .and_then(|p| Some((p, slots.get(p).copied()??)));
+                if let Some((parent, slot)) = parent {
+                    let lambda_device = values[slot];
+                    let field =
+                        lambda_device.wrapping_add(arg.base.wrapping_sub(args[parent].begin));
+                    if let Some(target) = device_address_for(table, arg.begin, arg.size) {
+                        data::write_device_pointer(devs, field, target)?;
+                    }
+                }
+            }
+            continue;
+        }
+        let value = if arg.has(mt::LITERAL) {
             arg.base
-        } else if arg.map_type & mt::PRIVATE != 0 {
-            let copy = ol::alloc(devs.device, arg.size.max(1)).map_err(|e| {
-                message(&format!("error: {e}"));
-                Failed
-            })?;
+        } else if arg.has(mt::PRIVATE) {
+            let offset = arg.base.wrapping_sub(arg.begin);
+            let copy = ol::alloc(devs.device, arg.size.max(1)).map_err(data::report)?;
             privates.push(PrivateCopy { device_begin: copy });
-            if arg.map_type & mt::TO != 0 {
-                ol::memcpy(copy, devs.device, arg.begin, devs.host, arg.size).map_err(|e| {
-                    message(&format!("error: {e}"));
-                    Failed
-                })?;
+            if arg.has(mt::TO) {
+                ol::memcpy(copy, devs.device, arg.begin, devs.host, arg.size)
+                    .map_err(data::report)?;
             }
             copy.wrapping_add(offset)
         } else {
-            table
-                .find(arg.begin, arg.size)
-                .map_or(0, |m| m.device_address(arg.begin))
-                .wrapping_add(offset)
+            let base = if arg.has(mt::PTR_AND_OBJ) {
+                // SAFETY: a PTR_AND_OBJ base is the address of a host pointer variable.
+                unsafe { (arg.base as *const usize).read_unaligned() }
+            } else {
+                arg.base
+            };
+            device_address_for(table, arg.begin, arg.size)
+                .unwrap_or(arg.begin)
+                .wrapping_add(base.wrapping_sub(arg.begin))
         };
+        slots[index] = Some(values.len());
         values.push(value);
     }
     Ok(values)
@@ -138,6 +178,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
             k.arg_ptrs,
             k.arg_sizes,
             k.arg_types,
+            k.arg_names,
             k.arg_mappers,
         )
     };

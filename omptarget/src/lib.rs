@@ -7,7 +7,9 @@
 //! - [`ol`] — the calls into liboffload (every device operation goes through here).
 //! - [`registry`] — registered binary descriptors and the OpenMP device list.
 //! - [`mapping`] — the per-device mapping table (host range -> device memory, counts).
-//! - [`data`] — `target data` / `enter` / `exit` / `update` semantics over an argument list.
+//! - [`data`] — `target data` / `enter` / `exit` semantics over an argument list.
+//! - [`update`] — `target update`.
+//! - [`mapper`] — `declare mapper` expansion.
 //! - [`kernel`] — `__tgt_target_kernel`.
 //! - [`device_api`] — `omp_get_num_devices`, `omp_target_alloc`, ...
 //! - [`policy`] — `OMP_TARGET_OFFLOAD` and LLVM's fatal messages.
@@ -18,8 +20,10 @@ pub mod data;
 pub mod device_api;
 pub mod interface;
 pub mod kernel;
+pub mod mapper;
 pub mod mapping;
 pub mod not_implemented;
 pub mod ol;
 pub mod policy;
 pub mod registry;
+pub mod update;

@@ -65,7 +65,6 @@ returns!(
     __tgt_print_device_info,
 );
 returns!(-1, i64, __tgt_activate_record_replay);
-returns!(0, i64, __tgt_mapper_num_components);
 returns!(
     -1,
     c_int,
@@ -100,11 +99,6 @@ says!(
     ompt_libomptarget_connect,
     ompx_dump_mapping_tables,
 );
-// A mapper or an interop operation skipped would leave the program's data or its
-// foreign-runtime object wrong without a trace.
-aborts!(
-    __tgt_push_mapper_component,
-    __tgt_interop_init,
-    __tgt_interop_use,
-    __tgt_interop_destroy
-);
+// An interop operation skipped would leave the program's foreign-runtime object wrong
+// without a trace.
+aborts!(__tgt_interop_init, __tgt_interop_use, __tgt_interop_destroy);

@@ -142,13 +142,11 @@ impl State {
                     // A `declare target` global: its device copy lives in the image and
                     // stays mapped for the program's lifetime (no count ends it).
                     let device_begin = ol::global_address(program, &entry.name)?;
-                    dev.table.insert(Mapping {
-                        host_begin: entry.host_address,
-                        host_end: entry.host_address + entry.size,
+                    dev.table.insert(Mapping::permanent(
+                        entry.host_address,
+                        entry.size,
                         device_begin,
-                        dynamic_refs: u64::MAX,
-                        hold_refs: 0,
-                    });
+                    ));
                 }
             }
         }
@@ -253,8 +251,10 @@ pub fn unregister(desc: usize) {
     for dev in &mut state.devices {
         for mapping in dev.table.drain() {
             // Mapped `declare target` globals are the programs' own memory, gone with
-            // them; what the constructs allocated is freed here.
-            let _ = ol::free(mapping.device_begin);
+            // them (no allocation of ours); what the constructs allocated is freed here.
+            if mapping.device_alloc != 0 {
+                let _ = ol::free(mapping.device_alloc);
+            }
         }
     }
     state.devices.clear();
