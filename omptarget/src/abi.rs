@@ -74,6 +74,21 @@ pub mod map_type {
     pub const MEMBER_OF: i64 = 0xffff_0000_0000_0000_u64 as i64;
 }
 
+/// `OMP_DECLARE_TARGET_*` and `OMP_REGISTER_REQUIRES`: what an offload entry is.
+pub mod entry_flags {
+    pub const LINK: i32 = 0x01;
+    pub const CTOR: i32 = 0x02;
+    pub const DTOR: i32 = 0x04;
+    pub const INDIRECT: i32 = 0x08;
+    /// Not a symbol: the program's `#pragma omp requires` flags, in the entry's data.
+    pub const REGISTER_REQUIRES: i32 = 0x10;
+}
+
+/// `OMP_REQ_*`: what `#pragma omp requires` asks for.
+pub mod requirements {
+    pub const UNIFIED_SHARED_MEMORY: i64 = 0x008;
+}
+
 /// LLVM's return values: `OFFLOAD_SUCCESS` / `OFFLOAD_FAIL` (also `OMP_TGT_SUCCESS/FAIL`).
 pub const OFFLOAD_SUCCESS: i32 = 0;
 pub const OFFLOAD_FAIL: i32 = !0;

@@ -95,6 +95,8 @@ struct Target {
     device: usize,
     key: Option<usize>,
     is_new: bool,
+    /// Unified shared memory: the host address is used, nothing is mapped.
+    host_pointer: bool,
 }
 
 fn missing_present(begin: usize, size: usize) {
@@ -124,6 +126,7 @@ fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Resul
         device: 0,
         key: None,
         is_new: false,
+        host_pointer: false,
     };
     let lookup = table.lookup(r.begin, r.size);
     let usable = match lookup {
@@ -151,6 +154,9 @@ fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Resul
         if has(mt::PRESENT) {
             missing_present(r.begin, r.size);
         }
+    } else if table.unified_memory && !has(mt::CLOSE) {
+        t.device = r.begin;
+        t.host_pointer = true;
     } else if has(mt::PRESENT) {
         missing_present(r.begin, r.size);
     } else if r.size > 0 {
@@ -168,9 +174,11 @@ fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Resul
             device: device_begin,
             key: Some(r.begin),
             is_new: true,
+            host_pointer: false,
         };
     }
-    if t.device != 0 && has(mt::TO) && (t.is_new || has(mt::ALWAYS)) && r.size != 0 {
+    let wanted = has(mt::TO) && (t.is_new || has(mt::ALWAYS)) && r.size != 0;
+    if t.device != 0 && !t.host_pointer && wanted {
         ol::memcpy(t.device, devs.device, r.begin, devs.host, r.size).map_err(report)?;
     }
     Ok(t)
@@ -238,13 +246,13 @@ fn begin_list(
                     update_ref,
                 },
             )?;
-            let (Some(key), true) = (p.key, p.device != 0) else {
+            if p.device == 0 {
                 return Err(null_pointer_error(present));
-            };
+            }
             // SAFETY: for PTR_AND_OBJ the base is the address of a host pointer
             // variable (clang's contract); reading it gives the pointee's base.
             base = unsafe { (arg.base as *const usize).read_unaligned() };
-            pointer = Some((key, p.device));
+            pointer = p.key.map(|key| (key, p.device));
             update_ref = !mapper_head;
         }
         let t = target_pointer(
@@ -266,7 +274,7 @@ fn begin_list(
         if arg.has(mt::RETURN_PARAM) {
             returned.push((index, device_base));
         }
-        if let Some((key, device_pointer)) = pointer {
+        if let (Some((key, device_pointer)), false) = (pointer, t.host_pointer) {
             let shadow = ShadowPointer {
                 host_address: arg.base,
                 host_value: base,
@@ -325,7 +333,8 @@ fn end_list(
             _ => None,
         };
         let Some(key) = key else {
-            if arg.has(mt::PRESENT) {
+            // Under unified shared memory the data was used in place: nothing to do.
+            if arg.has(mt::PRESENT) && !table.unified_memory {
                 missing_present(arg.begin, arg.size);
                 return Err(Failed);
             }

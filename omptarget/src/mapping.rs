@@ -159,6 +159,9 @@ pub enum Lookup {
 #[derive(Default, Debug)]
 pub struct MappingTable {
     by_begin: BTreeMap<usize, Mapping>,
+    /// `requires unified_shared_memory`: data not mapped explicitly is used at its host
+    /// address (no copy), unless mapped with `close`.
+    pub unified_memory: bool,
 }
 
 impl MappingTable {

@@ -3,7 +3,7 @@
 //! registered images (LLVM's rule too: a plugin's devices count once it has an image
 //! for them). A device loads its image lazily, on the first construct that needs it.
 
-use crate::abi::{BinDesc, OffloadEntry};
+use crate::abi::{entry_flags, requirements, BinDesc, OffloadEntry};
 use crate::data::Devices;
 use crate::mapping::{Mapping, MappingTable};
 use crate::ol::{self, Device, Program, Symbol};
@@ -19,7 +19,28 @@ pub struct Entry {
     pub host_address: usize,
     pub name: String,
     pub size: usize,
+    pub flags: i32,
+    /// The entry's data word (for a requires entry: the `OMP_REQ_*` flags).
+    pub data: i64,
 }
+
+impl Entry {
+    /// A target region's outlined function (clang's kernels have no size and no flags).
+    fn is_kernel(&self) -> bool {
+        self.size == 0 && self.flags == 0
+    }
+
+    /// A `declare target` variable with its own device copy (link variables, reached
+    /// through a device pointer instead, are not bound here).
+    fn is_global(&self) -> bool {
+        self.size > 0 && self.flags & entry_flags::LINK == 0
+    }
+}
+
+/// LLVM's host plugin offers four devices, each with its own copy of the program and
+/// its own mapping table; programs (and LLVM's tests) count on that, so the host device
+/// is offered as four OpenMP devices too.
+const OPENMP_DEVICES_PER_HOST: usize = 4;
 
 /// A registered binary: its images (bytes that live in the program's own data, valid
 /// until it unregisters) and its entries.
@@ -48,6 +69,8 @@ pub struct State {
     all: Vec<Device>,
     pub devices: Vec<OmpDevice>,
     pub libraries: Vec<Library>,
+    /// `OMP_REQ_*` flags the registered programs asked for.
+    pub requirements: i64,
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
@@ -85,13 +108,29 @@ impl State {
                 .iter()
                 .any(|image| ol::is_valid_binary(candidate, image).unwrap_or(false))
             {
-                self.devices.push(OmpDevice {
-                    handle: candidate,
-                    table: MappingTable::default(),
-                    programs: HashMap::new(),
-                    kernels: HashMap::new(),
-                });
+                let copies = if Some(candidate) == self.host {
+                    OPENMP_DEVICES_PER_HOST
+                } else {
+                    1
+                };
+                for _ in 0..copies {
+                    self.devices.push(OmpDevice {
+                        handle: candidate,
+                        table: MappingTable::default(),
+                        programs: HashMap::new(),
+                        kernels: HashMap::new(),
+                    });
+                }
             }
+        }
+        self.apply_requirements();
+    }
+
+    /// `requires unified_shared_memory`: unmapped data is used at its host address.
+    fn apply_requirements(&mut self) {
+        let unified = self.requirements & requirements::UNIFIED_SHARED_MEMORY != 0;
+        for device in &mut self.devices {
+            device.table.unified_memory = unified;
         }
     }
 
@@ -135,10 +174,10 @@ impl State {
             let program = ol::create_program(dev.handle, image)?;
             dev.programs.insert(lib.desc, program);
             for entry in &lib.entries {
-                if entry.size == 0 {
+                if entry.is_kernel() {
                     let kernel = ol::kernel(program, &entry.name)?;
                     dev.kernels.insert(entry.host_address, kernel);
-                } else {
+                } else if entry.is_global() {
                     // A `declare target` global: its device copy lives in the image and
                     // stays mapped for the program's lifetime (no count ends it).
                     let device_begin = ol::global_address(program, &entry.name)?;
@@ -177,6 +216,8 @@ unsafe fn read_entries(begin: *const OffloadEntry, end: *const OffloadEntry) -> 
                 host_address: e.addr as usize,
                 name: name.to_string_lossy().into_owned(),
                 size: e.size,
+                flags: e.flags,
+                data: i64::from(e.reserved),
             })
         })
         .collect()
@@ -214,6 +255,11 @@ pub unsafe fn register(desc: *const BinDesc) {
     let entries = unsafe { read_entries(d.host_entries_begin, d.host_entries_end) };
     let mut state = state();
     state.ensure_initialized();
+    for entry in &entries {
+        if entry.flags & entry_flags::REGISTER_REQUIRES != 0 {
+            state.requirements |= entry.data;
+        }
+    }
     state.add_devices_for(&images);
     state.libraries.push(Library {
         desc: desc as usize,
@@ -258,6 +304,7 @@ pub fn unregister(desc: usize) {
         }
     }
     state.devices.clear();
+    state.requirements = 0;
     state.all.clear();
     state.host = None;
     state.initialized = false;
