@@ -6,7 +6,7 @@
 use crate::abi::{map_args, BinDesc, MapArg};
 use crate::data::{self, Failed};
 use crate::policy::{self, message};
-use crate::registry::{self, resolve, Target};
+use crate::registry::{self, resolve_or_abort, Target};
 use crate::update;
 use std::ffi::c_void;
 
@@ -57,30 +57,18 @@ enum Op {
     Update,
 }
 
-impl Op {
-    fn llvm_name(self) -> &'static str {
-        match self {
-            Op::Begin => "targetDataBegin",
-            Op::End => "targetDataEnd",
-            Op::Update => "targetDataUpdate",
-        }
-    }
-}
-
 /// One data construct on `device_id`; returns the `use_device_ptr` results to write back.
-fn run(op: Op, device_id: i64, args: &[MapArg]) -> Vec<(usize, usize)> {
-    let device = match resolve(device_id) {
-        Some(Target::Device(device)) => device,
-        Some(Target::Host) => return Vec::new(),
-        None => policy::fatal(1, &format!("Device {device_id} is not a valid device")),
+/// A failure has been reported by the data operation itself; the construct's outcome
+/// decides whether the program ends.
+fn run(op: Op, device_id: i64, args: &[MapArg], loc: *const c_void) -> Vec<(usize, usize)> {
+    let device = match resolve_or_abort(device_id) {
+        Target::Device(device) => device,
+        Target::Host => return Vec::new(),
     };
     let mut state = registry::state();
     let result = state
         .load_images(device)
-        .map_err(|e| {
-            message(&format!("error: {e}"));
-            Failed
-        })
+        .map_err(data::report)
         .and_then(|()| {
             let devs = state.copy_devices(device).ok_or(Failed)?;
             let table = &mut state.devices[device].table;
@@ -91,17 +79,8 @@ fn run(op: Op, device_id: i64, args: &[MapArg]) -> Vec<(usize, usize)> {
             }
         });
     drop(state);
-    match result {
-        Ok(returned) => returned,
-        Err(Failed) => {
-            message(&format!(
-                "error: Call to {} failed, abort target.",
-                op.llvm_name()
-            ));
-            policy::handle_outcome(false, true);
-            Vec::new()
-        }
-    }
+    policy::handle_outcome(result.is_ok(), true, loc);
+    result.unwrap_or_default()
 }
 
 /// Reads the arrays, runs `op` and writes `use_device_ptr` results into `bases`.
@@ -111,6 +90,7 @@ fn run(op: Op, device_id: i64, args: &[MapArg]) -> Vec<(usize, usize)> {
 #[allow(clippy::too_many_arguments)]
 unsafe fn data_op(
     op: Op,
+    loc: *const c_void,
     device_id: i64,
     arg_num: i32,
     bases: *mut *mut c_void,
@@ -122,7 +102,7 @@ unsafe fn data_op(
 ) {
     // SAFETY: the caller's promise, passed on.
     let list = unsafe { map_args(arg_num, bases, args, sizes, types, names, mappers) };
-    for (index, device_base) in run(op, device_id, &list) {
+    for (index, device_base) in run(op, device_id, &list, loc) {
         // SAFETY: `index < arg_num`, inside the caller's base array.
         unsafe { *bases.add(index) = device_base as *mut c_void };
     }
@@ -147,6 +127,7 @@ macro_rules! data_entry_points {
             unsafe {
                 data_op(
                     $op,
+                    std::ptr::null(),
                     device_id,
                     arg_num,
                     bases,
@@ -186,7 +167,7 @@ macro_rules! data_entry_points {
         /// clang's argument arrays, `arg_num` elements each.
         #[no_mangle]
         pub unsafe extern "C" fn $mapper(
-            _loc: *mut c_void,
+            loc: *mut c_void,
             device_id: i64,
             arg_num: i32,
             bases: *mut *mut c_void,
@@ -199,7 +180,7 @@ macro_rules! data_entry_points {
             // SAFETY: the caller's promise, passed on.
             unsafe {
                 data_op(
-                    $op, device_id, arg_num, bases, args, sizes, types, names, mappers,
+                    $op, loc, device_id, arg_num, bases, args, sizes, types, names, mappers,
                 )
             }
         }

@@ -6,7 +6,7 @@ use crate::data::{self, Devices, Failed};
 use crate::mapping::{Lookup, MappingTable};
 use crate::ol;
 use crate::policy::{self, message};
-use crate::registry::{self, resolve, Target};
+use crate::registry::{self, resolve_or_abort, Target};
 use std::ffi::c_void;
 
 /// A private copy (`firstprivate` of a non-scalar) made for one launch.
@@ -117,6 +117,7 @@ fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Fai
         let table = &mut state.devices[device].table;
         if data::begin(table, devs, args).is_err() {
             message("error: Call to targetDataBegin failed, abort target.");
+            message("error: Failed to process data before launching the kernel.");
             return Err(Failed);
         }
         kernel_values(table, devs, args, &mut privates)
@@ -136,6 +137,7 @@ fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Fai
     let mut state = registry::state();
     data::end(&mut state.devices[device].table, devs, args).inspect_err(|_| {
         message("error: Call to targetDataEnd failed, abort target.");
+        message("error: Failed to process data after launching the kernel.");
     })
 }
 
@@ -146,25 +148,16 @@ fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Fai
 /// `args` must be clang's `KernelArgsTy` with `num_args` entries in each array.
 #[no_mangle]
 pub unsafe extern "C" fn __tgt_target_kernel(
-    _loc: *mut c_void,
+    loc: *mut c_void,
     device_id: i64,
     _num_teams: i32,
     _thread_limit: i32,
     host_ptr: *mut c_void,
     args: *mut KernelArgs,
 ) -> i32 {
-    let device = match resolve(device_id) {
-        Some(Target::Device(device)) => device,
-        Some(Target::Host) => return OFFLOAD_FAIL,
-        None => {
-            policy::fatal(
-                1,
-                &format!(
-                    "Device {device_id} is not a valid device (there are {} devices)",
-                    registry::state().num_devices()
-                ),
-            );
-        }
+    let device = match resolve_or_abort(device_id) {
+        Target::Device(device) => device,
+        Target::Host => return OFFLOAD_FAIL,
     };
     if args.is_null() {
         return OFFLOAD_FAIL;
@@ -183,7 +176,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         )
     };
     let ok = run_region(device, host_ptr as usize, &list).is_ok();
-    policy::handle_outcome(ok, true);
+    policy::handle_outcome(ok, true, loc);
     if ok {
         OFFLOAD_SUCCESS
     } else {

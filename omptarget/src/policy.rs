@@ -1,6 +1,7 @@
 //! `OMP_TARGET_OFFLOAD` and how a failed target construct ends, in LLVM's words: users
 //! and LLVM's tests match these lines, so the text and the exit status are LLVM 19's.
 
+use std::ffi::{c_char, c_void, CStr};
 use std::io::Write;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,9 +34,54 @@ pub fn fatal(code: i32, text: &str) -> ! {
     std::process::abort()
 }
 
+/// Where a construct is in the source, from clang's `ident_t` (its `psource` string is
+/// `;file;function;line;column;;`; without `-g` line and column are 0).
+#[derive(Debug, PartialEq, Eq)]
+pub struct SourceLocation {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// Parses a `psource` string; `None` when it holds no line or column (LLVM's rule).
+pub fn parse_source(psource: &str) -> Option<SourceLocation> {
+    let mut fields = psource.strip_prefix(';')?.split(';');
+    let path = fields.next()?;
+    let _function = fields.next()?;
+    let line = fields.next()?.parse().unwrap_or(0);
+    let column = fields.next()?.parse().unwrap_or(0);
+    if line == 0 && column == 0 {
+        return None;
+    }
+    let file = path.rsplit('/').next().unwrap_or(path).to_string();
+    Some(SourceLocation { file, line, column })
+}
+
+/// The source location of clang's `ident_t *loc` (NULL or unknown: `None`).
+pub fn source_location(loc: *const c_void) -> Option<SourceLocation> {
+    if loc.is_null() {
+        return None;
+    }
+    // SAFETY: a non-NULL `loc` is clang's `ident_t`: four i32 fields, then `psource`,
+    // a NUL-terminated string (or NULL).
+    let psource = unsafe {
+        loc.cast::<u8>()
+            .add(16)
+            .cast::<*const c_char>()
+            .read_unaligned()
+    };
+    if psource.is_null() {
+        return None;
+    }
+    // SAFETY: as above, a C string in the program's data.
+    let text = unsafe { CStr::from_ptr(psource) }.to_string_lossy();
+    parse_source(&text)
+}
+
 /// After a target construct: a failure is fatal unless offloading is optional, which
 /// LLVM decides as here — the default policy becomes mandatory once a device exists.
-pub fn handle_outcome(success: bool, have_devices: bool) {
+/// The last line names the construct's source position when the program has one.
+pub fn handle_outcome(success: bool, have_devices: bool, loc: *const c_void) {
     if success {
         return;
     }
@@ -44,13 +90,40 @@ pub fn handle_outcome(success: bool, have_devices: bool) {
         Policy::Disabled => false,
         Policy::Default => have_devices,
     };
-    if mandatory {
-        message(
-            "error: Consult https://openmp.llvm.org/design/Runtimes.html for debugging options.",
+    if !mandatory {
+        return;
+    }
+    message("error: Consult https://openmp.llvm.org/design/Runtimes.html for debugging options.");
+    match source_location(loc) {
+        Some(at) => {
+            let _ = write!(std::io::stderr(), "{}:{}:{}: ", at.file, at.line, at.column);
+        }
+        None => message(
+            "error: Source location information not present. Compile with -g or -gline-tables-only.",
+        ),
+    }
+    fatal(
+        1,
+        "failure of target construct while offloading is mandatory",
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_positions_are_read_from_psource() {
+        assert_eq!(
+            parse_source(";/src/app/fails.c;main;15;1;;"),
+            Some(SourceLocation {
+                file: "fails.c".into(),
+                line: 15,
+                column: 1
+            })
         );
-        fatal(
-            1,
-            "failure of target construct while offloading is mandatory",
-        );
+        assert_eq!(parse_source(";unknown;unknown;0;0;;"), None);
+        assert_eq!(parse_source("garbage"), None);
+        assert_eq!(source_location(std::ptr::null()), None);
     }
 }

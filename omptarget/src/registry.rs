@@ -335,6 +335,23 @@ pub enum Target {
     Device(usize),
 }
 
+/// As `resolve`, but a device that does not exist ends the program with LLVM's message
+/// (its fatal error code is the device number).
+pub fn resolve_or_abort(device_id: i64) -> Target {
+    resolve(device_id).unwrap_or_else(|| {
+        let id = if device_id == -1 {
+            default_device()
+        } else {
+            device_id
+        };
+        let available = state().num_devices();
+        policy::fatal(
+            id as i32,
+            &format!("Device number '{id}' out of range, only {available} devices available"),
+        )
+    })
+}
+
 /// Resolves `device_id` as LLVM does: -1 is the default device; the initial device
 /// (number `num_devices`) is the host. `None`: no such device.
 pub fn resolve(device_id: i64) -> Option<Target> {
