@@ -7,6 +7,7 @@
 //! it; `declare mapper` arguments are expanded into their components first.
 
 use crate::abi::{map_type as mt, MapArg};
+use crate::info::{self, kind};
 use crate::mapper;
 use crate::mapping::{Lookup, Mapping, MappingTable, ShadowPointer};
 use crate::ol::{self, Device};
@@ -15,6 +16,8 @@ use crate::policy::message;
 /// The devices a copy runs between: `host` for host memory, `device` for its copies.
 #[derive(Clone, Copy)]
 pub struct Devices {
+    /// The OpenMP device number (what LIBOMPTARGET_INFO lines name).
+    pub number: usize,
     pub host: Device,
     pub device: Device,
 }
@@ -34,28 +37,53 @@ pub fn report(error: String) -> Failed {
     Failed
 }
 
+/// Copies `size` bytes of host memory to the device (`name`: the mapping's, for
+/// LIBOMPTARGET_INFO).
+pub fn to_device(
+    devs: Devices,
+    device: usize,
+    host: usize,
+    size: usize,
+    name: usize,
+) -> Result<(), Failed> {
+    info::transfer(devs.number, true, host, device, size, name);
+    ol::memcpy(device, devs.device, host, devs.host, size).map_err(report)
+}
+
+/// Copies `size` bytes of device memory back to the host.
+pub fn to_host(
+    devs: Devices,
+    host: usize,
+    device: usize,
+    size: usize,
+    name: usize,
+) -> Result<(), Failed> {
+    info::transfer(devs.number, false, host, device, size, name);
+    ol::memcpy(host, devs.host, device, devs.device, size).map_err(report)
+}
+
 /// Writes one pointer-sized `value` into device memory at `device_address`.
 pub fn write_device_pointer(
     devs: Devices,
     device_address: usize,
     value: usize,
+    name: usize,
 ) -> Result<(), Failed> {
     let source = &value as *const usize as usize;
-    ol::memcpy(
+    to_device(
+        devs,
         device_address,
-        devs.device,
         source,
-        devs.host,
         std::mem::size_of::<usize>(),
+        name,
     )
-    .map_err(report)
 }
 
 /// Puts the device values of a mapping's attached pointers back after a copy to it.
 pub fn apply_device_shadows(devs: Devices, m: &Mapping) -> Result<(), Failed> {
     m.shadows
         .iter()
-        .try_for_each(|s| write_device_pointer(devs, s.device_address, s.device_value))
+        .try_for_each(|s| write_device_pointer(devs, s.device_address, s.device_value, 0))
 }
 
 /// Puts the host values of a mapping's attached pointers back after a copy from it.
@@ -86,6 +114,7 @@ struct Request {
     padding: usize,
     flags: i64,
     update_ref: bool,
+    name: usize,
 }
 
 /// The device side of one argument after `target_pointer`.
@@ -137,12 +166,25 @@ fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Resul
     };
     if let Some(key) = usable {
         let m = table.get_mut(key).expect("looked-up mapping exists");
-        if r.update_ref {
+        let action = if r.update_ref {
             m.add_ref(hold);
+            " (incremented)"
         } else {
             // A member allocated with its struct just now is new too.
             t.is_new = m.total_refs() == 1;
-        }
+            " (update suppressed)"
+        };
+        let implicit = has(mt::IMPLICIT);
+        info::exists(
+            devs.number,
+            m,
+            r.begin,
+            r.size,
+            hold,
+            action,
+            implicit,
+            Some(r.name),
+        );
         t.device = m.device_address(r.begin);
         t.key = Some(key);
     } else if let Lookup::Extends(key) = lookup {
@@ -155,6 +197,16 @@ fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Resul
             missing_present(r.begin, r.size);
         }
     } else if table.unified_memory && !has(mt::CLOSE) {
+        if r.size > 0 && info::enabled(kind::MAPPING_CHANGED) {
+            info::line(
+                devs.number,
+                &format!(
+                    "Return HstPtrBegin {} Size={} for unified shared memory",
+                    info::ptr(r.begin),
+                    r.size
+                ),
+            );
+        }
         t.device = r.begin;
         t.host_pointer = true;
     } else if has(mt::PRESENT) {
@@ -162,14 +214,27 @@ fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Resul
     } else if r.size > 0 {
         let alloc = ol::alloc(devs.device, r.padding + r.size).map_err(report)?;
         let device_begin = alloc + r.padding;
-        table.insert(Mapping::new(
-            r.base,
-            r.begin,
-            r.size,
-            alloc,
-            device_begin,
-            hold,
-        ));
+        let m = Mapping {
+            name: r.name,
+            ..Mapping::new(r.base, r.begin, r.size, alloc, device_begin, hold)
+        };
+        if info::enabled(kind::MAPPING_CHANGED) {
+            info::line(
+                devs.number,
+                &format!(
+                    "Creating new map entry with HstPtrBase={}, HstPtrBegin={}, TgtAllocBegin={}, TgtPtrBegin={}, Size={}, DynRefCount={}, HoldRefCount={}, Name={}",
+                    info::ptr(r.base),
+                    info::ptr(r.begin),
+                    info::ptr(alloc),
+                    info::ptr(device_begin),
+                    r.size,
+                    info::ref_count(m.dynamic_refs),
+                    info::ref_count(m.hold_refs),
+                    info::variable_name(r.name)
+                ),
+            );
+        }
+        table.insert(m);
         t = Target {
             device: device_begin,
             key: Some(r.begin),
@@ -179,7 +244,8 @@ fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Resul
     }
     let wanted = has(mt::TO) && (t.is_new || has(mt::ALWAYS)) && r.size != 0;
     if t.device != 0 && !t.host_pointer && wanted {
-        ol::memcpy(t.device, devs.device, r.begin, devs.host, r.size).map_err(report)?;
+        let name = t.key.and_then(|k| table.get(k)).map_or(0, |m| m.name);
+        to_device(devs, t.device, r.begin, r.size, name)?;
     }
     Ok(t)
 }
@@ -244,6 +310,7 @@ fn begin_list(
                     padding: 0,
                     flags: arg.map_type & !(mt::TO | mt::ALWAYS),
                     update_ref,
+                    name: 0,
                 },
             )?;
             if p.device == 0 {
@@ -265,6 +332,7 @@ fn begin_list(
                 padding,
                 flags: arg.map_type,
                 update_ref,
+                name: arg.name,
             },
         )?;
         if t.device == 0 && (arg.size > 0 || present) {
@@ -281,10 +349,23 @@ fn begin_list(
                 device_address: device_pointer,
                 device_value: device_base,
             };
-            let changed = table.get_mut(key).is_some_and(|m| m.add_shadow(shadow));
+            let (changed, name) = table
+                .get_mut(key)
+                .map_or((false, 0), |m| (m.add_shadow(shadow), m.name));
             if changed {
-                write_device_pointer(devs, device_pointer, device_base)?;
+                write_device_pointer(devs, device_pointer, device_base, name)?;
             }
+        }
+        let unmapped = t.key.is_none() && !t.host_pointer;
+        let counted = arg.map_type != 0 && !arg.has(mt::MEMBER_OF) && !arg.has(mt::IMPLICIT);
+        if unmapped && counted && info::enabled(kind::EMPTY_MAPPING) {
+            info::line(
+                devs.number,
+                &format!(
+                    "variable {} does not have a valid device counterpart",
+                    info::variable_name(arg.name)
+                ),
+            );
         }
     }
     Ok(())
@@ -300,6 +381,7 @@ pub fn end(table: &mut MappingTable, devs: Devices, args: &[MapArg]) -> Result<(
 /// What happens to a released mapping after every copy of the construct is done.
 struct Release {
     key: usize,
+    size: usize,
     from: bool,
     may_free: bool,
 }
@@ -345,16 +427,35 @@ fn end_list(
         if delete {
             m.reset_refs(hold);
         }
+        let action = if !update_ref {
+            " (update suppressed)"
+        } else if last && delete {
+            " (reset, delayed deletion)"
+        } else if last {
+            " (decremented, delayed deletion)"
+        } else {
+            " (decremented)"
+        };
         if update_ref {
             m.drop_ref(hold);
         }
-        let device_begin = m.device_address(arg.begin);
+        info::exists(
+            devs.number,
+            m,
+            arg.begin,
+            arg.size,
+            hold,
+            action,
+            false,
+            None,
+        );
+        let (device_begin, name) = (m.device_address(arg.begin), m.name);
         if arg.has(mt::FROM) && (arg.has(mt::ALWAYS) || last) && arg.size != 0 {
-            ol::memcpy(arg.begin, devs.host, device_begin, devs.device, arg.size)
-                .map_err(report)?;
+            to_host(devs, arg.begin, device_begin, arg.size, name)?;
         }
         releases.push(Release {
             key,
+            size: arg.size,
             from: arg.has(mt::FROM),
             // A member's release never frees its struct.
             may_free: !member_only,
@@ -369,6 +470,18 @@ fn end_list(
         }
         if release.may_free && m.total_refs() == 0 {
             let gone = table.remove(release.key).expect("mapping exists");
+            if info::enabled(kind::MAPPING_CHANGED) {
+                info::line(
+                    devs.number,
+                    &format!(
+                        "Removing map entry with HstPtrBegin={}, TgtPtrBegin={}, Size={}, Name={}",
+                        info::ptr(gone.host_begin),
+                        info::ptr(gone.device_begin),
+                        release.size,
+                        info::variable_name(gone.name)
+                    ),
+                );
+            }
             if gone.device_alloc != 0 {
                 ol::free(gone.device_alloc).map_err(report)?;
             }

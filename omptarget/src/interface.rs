@@ -57,14 +57,42 @@ enum Op {
     Update,
 }
 
+impl Op {
+    /// How LIBOMPTARGET_INFO introduces the construct (LLVM's words, typo included).
+    fn region(self, nowait: bool) -> &'static str {
+        match (self, nowait) {
+            (Op::Begin, false) => "Entering OpenMP data region with being_mapper",
+            (Op::Begin, true) => "Entering OpenMP data region with being_nowait_mapper",
+            (Op::End, false) => "Exiting OpenMP data region with end_mapper",
+            (Op::End, true) => "Exiting OpenMP data region with end_nowait_mapper",
+            (Op::Update, false) => "Updating data within the OpenMP data region with update_mapper",
+            (Op::Update, true) => {
+                "Updating data within the OpenMP data region with update_nowait_mapper"
+            }
+        }
+    }
+}
+
+/// Which construct, where in the source, in which form.
+#[derive(Clone, Copy)]
+struct Construct {
+    op: Op,
+    loc: *const c_void,
+    nowait: bool,
+}
+
 /// One data construct on `device_id`; returns the `use_device_ptr` results to write back.
 /// A failure has been reported by the data operation itself; the construct's outcome
 /// decides whether the program ends.
-fn run(op: Op, device_id: i64, args: &[MapArg], loc: *const c_void) -> Vec<(usize, usize)> {
+fn run(construct: Construct, device_id: i64, args: &[MapArg]) -> Vec<(usize, usize)> {
+    let Construct { op, loc, nowait } = construct;
     let device = match resolve_or_abort(device_id) {
         Target::Device(device) => device,
         Target::Host => return Vec::new(),
     };
+    if crate::info::enabled(crate::info::kind::KERNEL_ARGS) {
+        crate::info::arguments(device, loc, op.region(nowait), args);
+    }
     let mut state = registry::state();
     let result = state
         .load_images(device)
@@ -89,8 +117,7 @@ fn run(op: Op, device_id: i64, args: &[MapArg], loc: *const c_void) -> Vec<(usiz
 /// The arrays hold `arg_num` elements each (NULL for `names` and `mappers`: none).
 #[allow(clippy::too_many_arguments)]
 unsafe fn data_op(
-    op: Op,
-    loc: *const c_void,
+    construct: Construct,
     device_id: i64,
     arg_num: i32,
     bases: *mut *mut c_void,
@@ -102,7 +129,7 @@ unsafe fn data_op(
 ) {
     // SAFETY: the caller's promise, passed on.
     let list = unsafe { map_args(arg_num, bases, args, sizes, types, names, mappers) };
-    for (index, device_base) in run(op, device_id, &list, loc) {
+    for (index, device_base) in run(construct, device_id, &list) {
         // SAFETY: `index < arg_num`, inside the caller's base array.
         unsafe { *bases.add(index) = device_base as *mut c_void };
     }
@@ -126,8 +153,11 @@ macro_rules! data_entry_points {
             // SAFETY: the caller's promise, passed on.
             unsafe {
                 data_op(
-                    $op,
-                    std::ptr::null(),
+                    Construct {
+                        op: $op,
+                        loc: std::ptr::null(),
+                        nowait: false,
+                    },
                     device_id,
                     arg_num,
                     bases,
@@ -180,7 +210,19 @@ macro_rules! data_entry_points {
             // SAFETY: the caller's promise, passed on.
             unsafe {
                 data_op(
-                    $op, loc, device_id, arg_num, bases, args, sizes, types, names, mappers,
+                    Construct {
+                        op: $op,
+                        loc,
+                        nowait: false,
+                    },
+                    device_id,
+                    arg_num,
+                    bases,
+                    args,
+                    sizes,
+                    types,
+                    names,
+                    mappers,
                 )
             }
         }
@@ -207,8 +249,20 @@ macro_rules! data_entry_points {
         ) {
             // SAFETY: the caller's promise, passed on.
             unsafe {
-                $mapper(
-                    loc, device_id, arg_num, bases, args, sizes, types, names, mappers,
+                data_op(
+                    Construct {
+                        op: $op,
+                        loc,
+                        nowait: true,
+                    },
+                    device_id,
+                    arg_num,
+                    bases,
+                    args,
+                    sizes,
+                    types,
+                    names,
+                    mappers,
                 )
             }
         }

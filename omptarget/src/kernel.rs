@@ -3,6 +3,7 @@
 
 use crate::abi::{map_args, map_type as mt, KernelArgs, MapArg, OFFLOAD_FAIL, OFFLOAD_SUCCESS};
 use crate::data::{self, Devices, Failed};
+use crate::info;
 use crate::mapping::{Lookup, MappingTable};
 use crate::ol;
 use crate::policy::{self, message};
@@ -17,11 +18,27 @@ struct PrivateCopy {
 /// The device address `host` stands for in a launch: inside (or, for a section that
 /// reaches past it, overlapping) a mapping, its device copy; unmapped, the host address
 /// itself (OpenMP 5.2: an unmapped pointer keeps its value, as if firstprivate).
-fn device_address_for(table: &MappingTable, host: usize, size: usize) -> Option<usize> {
+/// Returns the address and the mapping's name (for LIBOMPTARGET_INFO).
+fn device_address_for(
+    table: &MappingTable,
+    devs: Devices,
+    host: usize,
+    size: usize,
+) -> Option<(usize, usize)> {
     match table.lookup(host, size) {
-        Lookup::Contained(key) | Lookup::Extends(key) => {
-            table.get(key).map(|m| m.device_address(host))
-        }
+        Lookup::Contained(key) | Lookup::Extends(key) => table.get(key).map(|m| {
+            info::exists(
+                devs.number,
+                m,
+                host,
+                size,
+                false,
+                " (update suppressed)",
+                false,
+                None,
+            );
+            (m.device_address(host), m.name)
+        }),
         Lookup::Absent => None,
     }
 }
@@ -57,8 +74,10 @@ fn kernel_values(
                     let lambda_device = values[slot];
                     let field =
                         lambda_device.wrapping_add(arg.base.wrapping_sub(args[parent].begin));
-                    if let Some(target) = device_address_for(table, arg.begin, arg.size) {
-                        data::write_device_pointer(devs, field, target)?;
+                    if let Some((target, name)) =
+                        device_address_for(table, devs, arg.begin, arg.size)
+                    {
+                        data::write_device_pointer(devs, field, target, name)?;
                     }
                 }
             }
@@ -71,8 +90,7 @@ fn kernel_values(
             let copy = ol::alloc(devs.device, arg.size.max(1)).map_err(data::report)?;
             privates.push(PrivateCopy { device_begin: copy });
             if arg.has(mt::TO) {
-                ol::memcpy(copy, devs.device, arg.begin, devs.host, arg.size)
-                    .map_err(data::report)?;
+                data::to_device(devs, copy, arg.begin, arg.size, 0)?;
             }
             copy.wrapping_add(offset)
         } else {
@@ -82,8 +100,8 @@ fn kernel_values(
             } else {
                 arg.base
             };
-            device_address_for(table, arg.begin, arg.size)
-                .unwrap_or(arg.begin)
+            device_address_for(table, devs, arg.begin, arg.size)
+                .map_or(arg.begin, |(address, _)| address)
                 .wrapping_add(base.wrapping_sub(arg.begin))
         };
         slots[index] = Some(values.len());
@@ -92,8 +110,15 @@ fn kernel_values(
     Ok(values)
 }
 
-fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Failed> {
-    let (devs, kernel) = {
+/// Maps, launches and releases one target region; `blocks` is the team count the
+/// launch line of LIBOMPTARGET_INFO reports.
+pub(crate) fn run_region(
+    device: usize,
+    host_ptr: usize,
+    args: &[MapArg],
+    blocks: u32,
+) -> Result<(), Failed> {
+    let (devs, kernel, name) = {
         let mut state = registry::state();
         if let Err(e) = state.load_images(device) {
             message(&format!("error: {e}"));
@@ -109,7 +134,9 @@ fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Fai
             ));
             return Err(Failed);
         };
-        (devs, kernel)
+        let name = info::enabled(info::kind::PLUGIN_KERNEL)
+            .then(|| state.entry_name(host_ptr).unwrap_or_default());
+        (devs, kernel, name)
     };
     let mut privates = Vec::new();
     let values = {
@@ -122,6 +149,12 @@ fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Fai
         }
         kernel_values(table, devs, args, &mut privates)
     };
+    if let (Some(name), Ok(_)) = (&name, &values) {
+        info::plugin_line(
+            device,
+            &format!("Launching kernel {name} with {blocks} blocks and 1 threads in Generic mode"),
+        );
+    }
     // The launch runs without the registry lock, so other host threads can map meanwhile.
     let launched = values.and_then(|values| {
         ol::launch(devs.device, kernel, &values).map_err(|e| {
@@ -150,7 +183,7 @@ fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Fai
 pub unsafe extern "C" fn __tgt_target_kernel(
     loc: *mut c_void,
     device_id: i64,
-    _num_teams: i32,
+    num_teams: i32,
     _thread_limit: i32,
     host_ptr: *mut c_void,
     args: *mut KernelArgs,
@@ -175,7 +208,17 @@ pub unsafe extern "C" fn __tgt_target_kernel(
             k.arg_mappers,
         )
     };
-    let ok = run_region(device, host_ptr as usize, &list).is_ok();
+    if info::enabled(info::kind::KERNEL_ARGS) {
+        info::arguments(device, loc, "Entering OpenMP kernel", &list);
+    }
+    // SAFETY: as above.
+    let teams = unsafe { (*args).num_teams[0] };
+    let blocks = if num_teams == -1 || teams == 0 {
+        1
+    } else {
+        teams
+    };
+    let ok = run_region(device, host_ptr as usize, &list, blocks).is_ok();
     policy::handle_outcome(ok, true, loc);
     if ok {
         OFFLOAD_SUCCESS

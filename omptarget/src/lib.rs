@@ -18,6 +18,7 @@
 pub mod abi;
 pub mod data;
 pub mod device_api;
+pub mod info;
 pub mod interface;
 pub mod kernel;
 pub mod mapper;

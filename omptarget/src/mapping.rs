@@ -34,6 +34,9 @@ pub struct Mapping {
     pub dynamic_refs: u64,
     pub hold_refs: u64,
     pub shadows: Vec<ShadowPointer>,
+    /// What `LIBOMPTARGET_INFO` calls the mapping: clang's name string of the variable
+    /// that created it (or a global's symbol name), 0 for none.
+    pub name: usize,
 }
 
 impl Mapping {
@@ -55,14 +58,16 @@ impl Mapping {
             dynamic_refs: u64::from(!hold),
             hold_refs: u64::from(hold),
             shadows: Vec::new(),
+            name: 0,
         }
     }
 
     /// A mapping that lives as long as its program and is never freed by this table.
-    pub fn permanent(host_begin: usize, size: usize, device_begin: usize) -> Self {
+    pub fn permanent(host_begin: usize, size: usize, device_begin: usize, name: usize) -> Self {
         Mapping {
             dynamic_refs: INFINITE,
             device_alloc: 0,
+            name,
             ..Mapping::new(host_begin, host_begin, size, 0, device_begin, false)
         }
     }
@@ -227,6 +232,11 @@ impl MappingTable {
         }
     }
 
+    /// Every mapping, by host address.
+    pub fn iter(&self) -> impl Iterator<Item = &Mapping> {
+        self.by_begin.values()
+    }
+
     /// Every mapping, for freeing the device memory at unregistration.
     pub fn drain(&mut self) -> Vec<Mapping> {
         std::mem::take(&mut self.by_begin).into_values().collect()
@@ -299,7 +309,7 @@ mod tests {
         assert_eq!((m.dynamic_refs, m.hold_refs), (1, 1));
         m.drop_ref(false);
         assert!(m.release_is_last(true, false));
-        let g = Mapping::permanent(0, 8, 1);
+        let g = Mapping::permanent(0, 8, 1, 0);
         assert!(
             !g.release_is_last(false, true),
             "globals are never released"

@@ -43,21 +43,25 @@ pub struct SourceLocation {
     pub column: u32,
 }
 
-/// Parses a `psource` string; `None` when it holds no line or column (LLVM's rule).
+impl SourceLocation {
+    /// Whether the program was built with positions (LLVM's rule: a line or a column).
+    pub fn is_known(&self) -> bool {
+        self.line != 0 || self.column != 0
+    }
+}
+
+/// Parses a `psource` string (`None` when it is not one).
 pub fn parse_source(psource: &str) -> Option<SourceLocation> {
     let mut fields = psource.strip_prefix(';')?.split(';');
     let path = fields.next()?;
     let _function = fields.next()?;
     let line = fields.next()?.parse().unwrap_or(0);
     let column = fields.next()?.parse().unwrap_or(0);
-    if line == 0 && column == 0 {
-        return None;
-    }
     let file = path.rsplit('/').next().unwrap_or(path).to_string();
     Some(SourceLocation { file, line, column })
 }
 
-/// The source location of clang's `ident_t *loc` (NULL or unknown: `None`).
+/// The source location of clang's `ident_t *loc` (`None` for NULL).
 pub fn source_location(loc: *const c_void) -> Option<SourceLocation> {
     if loc.is_null() {
         return None;
@@ -82,9 +86,6 @@ pub fn source_location(loc: *const c_void) -> Option<SourceLocation> {
 /// LLVM decides as here — the default policy becomes mandatory once a device exists.
 /// The last line names the construct's source position when the program has one.
 pub fn handle_outcome(success: bool, have_devices: bool, loc: *const c_void) {
-    if success {
-        return;
-    }
     let mandatory = match requested() {
         Policy::Mandatory => true,
         Policy::Disabled => false,
@@ -93,8 +94,19 @@ pub fn handle_outcome(success: bool, have_devices: bool, loc: *const c_void) {
     if !mandatory {
         return;
     }
-    message("error: Consult https://openmp.llvm.org/design/Runtimes.html for debugging options.");
-    match source_location(loc) {
+    let dump = crate::info::enabled(crate::info::kind::DUMP_TABLE);
+    if dump {
+        crate::registry::state().dump_tables(loc);
+    }
+    if success {
+        return;
+    }
+    if !dump {
+        message(
+            "error: Consult https://openmp.llvm.org/design/Runtimes.html for debugging options.",
+        );
+    }
+    match source_location(loc).filter(SourceLocation::is_known) {
         Some(at) => {
             let _ = write!(std::io::stderr(), "{}:{}:{}: ", at.file, at.line, at.column);
         }
@@ -122,7 +134,7 @@ mod tests {
                 column: 1
             })
         );
-        assert_eq!(parse_source(";unknown;unknown;0;0;;"), None);
+        assert!(!parse_source(";unknown;unknown;0;0;;").unwrap().is_known());
         assert_eq!(parse_source("garbage"), None);
         assert_eq!(source_location(std::ptr::null()), None);
     }

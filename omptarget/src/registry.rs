@@ -19,6 +19,8 @@ pub struct Entry {
     pub host_address: usize,
     pub name: String,
     pub size: usize,
+    /// The entry's own name string (LIBOMPTARGET_INFO names globals by it).
+    pub name_address: usize,
     pub flags: i32,
     /// The entry's data word (for a requires entry: the `OMP_REQ_*` flags).
     pub data: i64,
@@ -134,6 +136,22 @@ impl State {
         }
     }
 
+    /// The symbol name of the offload entry at `host_address` (a region's kernel).
+    pub fn entry_name(&self, host_address: usize) -> Option<String> {
+        self.libraries
+            .iter()
+            .flat_map(|l| &l.entries)
+            .find(|e| e.host_address == host_address)
+            .map(|e| e.name.clone())
+    }
+
+    /// LIBOMPTARGET_INFO's mapping tables of every device, after a construct.
+    pub fn dump_tables(&self, loc: *const std::ffi::c_void) {
+        for (number, device) in self.devices.iter().enumerate() {
+            crate::info::dump_table(number, &device.table, loc);
+        }
+    }
+
     /// The number of OpenMP devices (0 when offloading is disabled).
     pub fn num_devices(&self) -> usize {
         if policy::requested() == Policy::Disabled {
@@ -146,6 +164,7 @@ impl State {
     pub fn copy_devices(&self, device: usize) -> Option<Devices> {
         let host = self.host?;
         Some(Devices {
+            number: device,
             host,
             device: self.devices.get(device)?.handle,
         })
@@ -185,6 +204,7 @@ impl State {
                         entry.host_address,
                         entry.size,
                         device_begin,
+                        entry.name_address,
                     ));
                 }
             }
@@ -216,6 +236,7 @@ unsafe fn read_entries(begin: *const OffloadEntry, end: *const OffloadEntry) -> 
                 host_address: e.addr as usize,
                 name: name.to_string_lossy().into_owned(),
                 size: e.size,
+                name_address: e.name as usize,
                 flags: e.flags,
                 data: i64::from(e.reserved),
             })
@@ -274,6 +295,22 @@ pub unsafe fn register(desc: *const BinDesc) {
 /// LLVM's deinitialisation does.
 pub fn unregister(desc: usize) {
     let mut state = state();
+    if crate::info::enabled(crate::info::kind::DUMP_TABLE) {
+        // LLVM names this moment as a construct of its own, last device first.
+        #[repr(C)]
+        struct Ident {
+            reserved: [i32; 4],
+            psource: *const std::ffi::c_char,
+        }
+        let at = Ident {
+            reserved: [0; 4],
+            psource: c";libomptarget;libomptarget;0;0;;".as_ptr(),
+        };
+        let loc = (&at as *const Ident).cast();
+        for (number, device) in state.devices.iter().enumerate().rev() {
+            crate::info::dump_table(number, &device.table, loc);
+        }
+    }
     let regions: Vec<usize> = state
         .libraries
         .iter()

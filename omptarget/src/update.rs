@@ -5,9 +5,9 @@
 
 use crate::abi::{map_type as mt, MapArg, NonContiguousDim};
 use crate::data::{self, Devices, Failed};
+use crate::info;
 use crate::mapper;
 use crate::mapping::MappingTable;
-use crate::ol;
 use crate::policy::message;
 
 pub fn update(table: &MappingTable, devs: Devices, args: &[MapArg]) -> Result<(), Failed> {
@@ -41,13 +41,23 @@ fn contiguous(
         }
         return Ok(());
     };
+    info::exists(
+        devs.number,
+        m,
+        begin,
+        size,
+        false,
+        " (update suppressed)",
+        false,
+        None,
+    );
     let device_begin = m.device_address(begin);
     if flags & mt::TO != 0 {
-        ol::memcpy(device_begin, devs.device, begin, devs.host, size).map_err(data::report)?;
+        data::to_device(devs, device_begin, begin, size, m.name)?;
         data::apply_device_shadows(devs, m)?;
     }
     if flags & mt::FROM != 0 {
-        ol::memcpy(begin, devs.host, device_begin, devs.device, size).map_err(data::report)?;
+        data::to_host(devs, begin, device_begin, size, m.name)?;
         data::restore_host_shadows(m);
     }
     Ok(())
