@@ -89,7 +89,7 @@ pub unsafe extern "C" fn llvm_omp_target_free_device(ptr: *mut c_void, device_nu
 
 /// The liboffload device that holds memory of `device_num` (the host device for the
 /// initial device), or `None` for a device that does not exist.
-fn memory_device(device_num: c_int) -> Option<Device> {
+pub(crate) fn memory_device(device_num: c_int) -> Option<Device> {
     // Resolve first: `resolve` takes the registry lock itself.
     let target = resolve(i64::from(device_num))?;
     let state = registry::state();

@@ -14,16 +14,23 @@ struct PrivateCopy {
 }
 
 /// The argument values of the launch, one pointer-sized slot each, as LLVM's host plugin
-/// builds them: first the implicit `dyn_ptr` (clang's kernels take it first; no dynamic
-/// memory here, so NULL), then for each `TARGET_PARAM` entry the literal value or the
-/// device address of its base (device begin + (base - begin)).
+/// builds them: first the implicit `dyn_ptr` when the caller's `KernelArgsTy` is version 3
+/// or later (clang 17+ kernels take it first; no dynamic memory here, so NULL; LLVM
+/// passes none for older versions, e.g. the deprecated `__tgt_target` entry points),
+/// then for each `TARGET_PARAM` entry the literal value or the device address of its
+/// base (device begin + (base - begin)).
 fn kernel_values(
     table: &crate::mapping::MappingTable,
     devs: Devices,
     args: &[MapArg],
+    with_dyn_ptr: bool,
     privates: &mut Vec<PrivateCopy>,
 ) -> Result<Vec<usize>, Failed> {
-    let mut values = vec![0usize];
+    let mut values = if with_dyn_ptr {
+        vec![0usize]
+    } else {
+        Vec::new()
+    };
     for arg in args.iter().filter(|a| a.map_type & mt::TARGET_PARAM != 0) {
         let offset = arg.base.wrapping_sub(arg.begin);
         let value = if arg.map_type & mt::LITERAL != 0 {
@@ -52,7 +59,16 @@ fn kernel_values(
     Ok(values)
 }
 
-fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Failed> {
+/// The first `KernelArgsTy` version whose kernels take the implicit `dyn_ptr` argument
+/// (LLVM's `OMP_KERNEL_ARG_MIN_VERSION_WITH_DYN_PTR`).
+const DYN_PTR_VERSION: u32 = 3;
+
+fn run_region(
+    device: usize,
+    host_ptr: usize,
+    args: &[MapArg],
+    with_dyn_ptr: bool,
+) -> Result<(), Failed> {
     let (devs, kernel) = {
         let mut state = registry::state();
         if let Err(e) = state.load_images(device) {
@@ -79,7 +95,7 @@ fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Fai
             message("error: Call to targetDataBegin failed, abort target.");
             return Err(Failed);
         }
-        kernel_values(table, devs, args, &mut privates)
+        kernel_values(table, devs, args, with_dyn_ptr, &mut privates)
     };
     // The launch runs without the registry lock, so other host threads can map meanwhile.
     let launched = values.and_then(|values| {
@@ -130,18 +146,19 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         return OFFLOAD_FAIL;
     }
     // SAFETY: clang's KernelArgsTy and its arrays (the caller's promise).
-    let list = unsafe {
+    let (list, version) = unsafe {
         let k = &*args;
-        map_args(
+        let list = map_args(
             k.num_args as i32,
             k.arg_base_ptrs,
             k.arg_ptrs,
             k.arg_sizes,
             k.arg_types,
             k.arg_mappers,
-        )
+        );
+        (list, k.version)
     };
-    let ok = run_region(device, host_ptr as usize, &list).is_ok();
+    let ok = run_region(device, host_ptr as usize, &list, version >= DYN_PTR_VERSION).is_ok();
     policy::handle_outcome(ok, true);
     if ok {
         OFFLOAD_SUCCESS

@@ -90,6 +90,11 @@ impl MappingTable {
         }
     }
 
+    /// Every mapping, in host-address order (for dumping the table).
+    pub fn iter(&self) -> impl Iterator<Item = &Mapping> {
+        self.by_begin.values()
+    }
+
     /// Every mapping, for freeing the device memory at unregistration.
     pub fn drain(&mut self) -> Vec<Mapping> {
         std::mem::take(&mut self.by_begin).into_values().collect()

@@ -252,9 +252,12 @@ pub fn unregister(desc: usize) {
     }
     for dev in &mut state.devices {
         for mapping in dev.table.drain() {
-            // Mapped `declare target` globals are the programs' own memory, gone with
-            // them; what the constructs allocated is freed here.
-            let _ = ol::free(mapping.device_begin);
+            // What the constructs allocated is freed here. A mapping no count releases
+            // is not ours to free: a `declare target` global (the program's memory,
+            // gone with it) or an `omp_target_associate_ptr` pair (the user's memory).
+            if mapping.dynamic_refs != u64::MAX {
+                let _ = ol::free(mapping.device_begin);
+            }
         }
     }
     state.devices.clear();
