@@ -1,6 +1,7 @@
 //! The OpenMP device API that lives in libomptarget: device numbers, device memory,
 //! copies and presence.
 
+use crate::mapping::Lookup;
 use crate::ol::{self, Device};
 use crate::policy::message;
 use crate::registry::{self, resolve, Target};
@@ -89,7 +90,7 @@ pub unsafe extern "C" fn llvm_omp_target_free_device(ptr: *mut c_void, device_nu
 
 /// The liboffload device that holds memory of `device_num` (the host device for the
 /// initial device), or `None` for a device that does not exist.
-fn memory_device(device_num: c_int) -> Option<Device> {
+pub(crate) fn memory_device(device_num: c_int) -> Option<Device> {
     // Resolve first: `resolve` takes the registry lock itself.
     let target = resolve(i64::from(device_num))?;
     let state = registry::state();
@@ -129,19 +130,35 @@ pub extern "C" fn omp_target_memcpy(
     }
 }
 
+/// The device address of the byte at `ptr` on OpenMP device `device` when a mapping
+/// holds or overlaps it (LLVM looks up one byte, overlaps counting), with LLVM's
+/// "Mapping exists" line.
+fn mapped_address(device: usize, ptr: usize) -> Option<usize> {
+    let state = registry::state();
+    let table = &state.devices.get(device)?.table;
+    let (Lookup::Contained(key) | Lookup::Extends(key)) = table.lookup(ptr, 1) else {
+        return None;
+    };
+    let m = table.get(key)?;
+    crate::info::exists(
+        device,
+        m,
+        ptr,
+        1,
+        false,
+        " (update suppressed)",
+        false,
+        None,
+    );
+    Some(m.device_address(ptr))
+}
+
 /// Whether `ptr` has a device copy on `device_num` (always, on the initial device).
 #[no_mangle]
 pub extern "C" fn omp_target_is_present(ptr: *const c_void, device_num: c_int) -> c_int {
     match resolve(i64::from(device_num)) {
         Some(Target::Host) => 1,
-        Some(Target::Device(device)) => {
-            let state = registry::state();
-            let present = state
-                .devices
-                .get(device)
-                .is_some_and(|d| d.table.find(ptr as usize, 0).is_some());
-            c_int::from(present)
-        }
+        Some(Target::Device(device)) => c_int::from(mapped_address(device, ptr as usize).is_some()),
         None => 0,
     }
 }
@@ -155,16 +172,8 @@ pub extern "C" fn omp_get_mapped_ptr(ptr: *const c_void, device_num: c_int) -> *
     }
     match resolve(i64::from(device_num)) {
         Some(Target::Host) => ptr.cast_mut(),
-        Some(Target::Device(device)) => {
-            let state = registry::state();
-            state
-                .devices
-                .get(device)
-                .and_then(|d| d.table.find(ptr as usize, 0))
-                .map_or(std::ptr::null_mut(), |m| {
-                    m.device_address(ptr as usize) as *mut c_void
-                })
-        }
+        Some(Target::Device(device)) => mapped_address(device, ptr as usize)
+            .map_or(std::ptr::null_mut(), |address| address as *mut c_void),
         None => std::ptr::null_mut(),
     }
 }

@@ -6,6 +6,7 @@
 use crate::mapping::{Mapping, MappingTable, INFINITE};
 use std::ffi::{c_char, CStr};
 use std::io::Write;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::LazyLock;
 
 /// `OMP_INFOTYPE_*`.
@@ -38,14 +39,18 @@ pub fn parse_level(text: &str) -> u32 {
     (if negative { -value } else { value }) as u32
 }
 
-static LEVEL: LazyLock<u32> = LazyLock::new(|| {
-    std::env::var("LIBOMPTARGET_INFO")
-        .map(|v| parse_level(&v))
-        .unwrap_or(0)
+static LEVEL: LazyLock<AtomicU32> = LazyLock::new(|| {
+    let level = std::env::var("LIBOMPTARGET_INFO").map_or(0, |v| parse_level(&v));
+    AtomicU32::new(level)
 });
 
 pub fn enabled(kind: u32) -> bool {
-    *LEVEL & kind != 0
+    LEVEL.load(Ordering::Relaxed) & kind != 0
+}
+
+/// `__tgt_set_info_flag`: a new level from now on.
+pub fn set_level(level: u32) {
+    LEVEL.store(level, Ordering::Relaxed);
 }
 
 /// One `omptarget device N info: ...` line on stderr.
@@ -236,40 +241,42 @@ pub fn exists(
     line(device, &text);
 }
 
-/// LLVM's `dumpTargetPointerMappings` for one device.
-pub fn dump_table(device: usize, table: &MappingTable, loc: *const std::ffi::c_void) {
+/// The lines of LLVM's `dumpTargetPointerMappings` for one device's table, the
+/// construct named by its `file:line:column`.
+pub fn table_lines(device: usize, table: &MappingTable, position: &str) -> Vec<String> {
+    let prefix = format!("omptarget device {device} info: ");
     let mappings: Vec<&Mapping> = table.iter().collect();
     if mappings.is_empty() {
-        line(device, "OpenMP Host-Device pointer mappings table empty");
-        return;
+        return vec![format!(
+            "{prefix}OpenMP Host-Device pointer mappings table empty"
+        )];
     }
-    line(
-        device,
-        &format!(
-            "OpenMP Host-Device pointer mappings after block at {}:",
-            construct_position(loc)
-        ),
-    );
-    line(
-        device,
-        &format!(
-            "{:<18} {:<18} {} {} {} {}",
+    let mut lines = vec![
+        format!("{prefix}OpenMP Host-Device pointer mappings after block at {position}:"),
+        format!(
+            "{prefix}{:<18} {:<18} {} {} {} {}",
             "Host Ptr", "Target Ptr", "Size (B)", "DynRefCount", "HoldRefCount", "Declaration"
         ),
-    );
-    for m in mappings {
+    ];
+    lines.extend(mappings.into_iter().map(|m| {
         let (name, file, row, column) = declaration(m.name);
-        line(
-            device,
-            &format!(
-                "{} {} {:<8} {:<11} {:<12} {name} at {file}:{row}:{column}",
-                ptr(m.host_begin),
-                ptr(m.device_begin),
-                m.host_end - m.host_begin,
-                ref_count(m.dynamic_refs),
-                ref_count(m.hold_refs)
-            ),
-        );
+        format!(
+            "{prefix}{} {} {:<8} {:<11} {:<12} {name} at {file}:{row}:{column}",
+            ptr(m.host_begin),
+            ptr(m.device_begin),
+            m.host_end - m.host_begin,
+            ref_count(m.dynamic_refs),
+            ref_count(m.hold_refs)
+        )
+    }));
+    lines
+}
+
+/// One device's table on stderr, after the construct at `loc`.
+pub fn dump_table(device: usize, table: &MappingTable, loc: *const std::ffi::c_void) {
+    let mut err = std::io::stderr().lock();
+    for text in table_lines(device, table, &construct_position(loc)) {
+        let _ = writeln!(err, "{text}");
     }
 }
 
@@ -299,6 +306,26 @@ mod tests {
             ("global_ptr".into(), "unknown".into(), 0, 0)
         );
         assert_eq!(variable_name(0), "unknown");
+        let mut table = MappingTable::default();
+        table.insert(Mapping::permanent(
+            0x1000,
+            40,
+            0xabc0,
+            symbol.as_ptr() as usize,
+        ));
+        let lines = table_lines(0, &table, "libomptarget:0:0");
+        assert_eq!(
+            lines[1],
+            "omptarget device 0 info: Host Ptr           Target Ptr         Size (B) DynRefCount HoldRefCount Declaration"
+        );
+        assert_eq!(
+            lines[2],
+            "omptarget device 0 info: 0x0000000000001000 0x000000000000abc0 40       INF         0            global_ptr at unknown:0:0"
+        );
+        assert_eq!(
+            table_lines(2, &MappingTable::default(), "x:1:1"),
+            vec!["omptarget device 2 info: OpenMP Host-Device pointer mappings table empty"]
+        );
         assert_eq!(ref_count(INFINITE), "INF");
         assert_eq!(ptr(0x1234), "0x0000000000001234");
     }

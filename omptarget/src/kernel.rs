@@ -52,16 +52,23 @@ fn is_lambda_capture(arg: &MapArg) -> bool {
 }
 
 /// The argument values of the launch, one pointer-sized slot each, as LLVM's host plugin
-/// builds them: first the implicit `dyn_ptr` (clang's kernels take it first; no dynamic
-/// memory here, so NULL), then for each `TARGET_PARAM` entry the literal value or the
-/// device address of its base (device begin + (base - begin)).
+/// builds them: first the implicit `dyn_ptr` when the caller's `KernelArgsTy` is version 3
+/// or later (clang 17+ kernels take it first; no dynamic memory here, so NULL; LLVM
+/// passes none for older versions, e.g. the deprecated `__tgt_target` entry points),
+/// then for each `TARGET_PARAM` entry the literal value or the device address of its
+/// base (device begin + (base - begin)).
 fn kernel_values(
     table: &MappingTable,
     devs: Devices,
     args: &[MapArg],
+    with_dyn_ptr: bool,
     privates: &mut Vec<PrivateCopy>,
 ) -> Result<Vec<usize>, Failed> {
-    let mut values = vec![0usize];
+    let mut values = if with_dyn_ptr {
+        vec![0usize]
+    } else {
+        Vec::new()
+    };
     // Where each entry's value went in `values` (lambda captures find their lambda).
     let mut slots: Vec<Option<usize>> = vec![None; args.len()];
     for (index, arg) in args.iter().enumerate() {
@@ -110,14 +117,29 @@ fn kernel_values(
     Ok(values)
 }
 
-/// Maps, launches and releases one target region; `blocks` is the team count the
-/// launch line of LIBOMPTARGET_INFO reports.
+/// The first `KernelArgsTy` version whose kernels take the implicit `dyn_ptr` argument
+/// (LLVM's `OMP_KERNEL_ARG_MIN_VERSION_WITH_DYN_PTR`).
+const DYN_PTR_VERSION: u32 = 3;
+
+/// How a region is launched: whether its kernel takes `dyn_ptr` first, and the team
+/// count the launch line of LIBOMPTARGET_INFO reports.
+#[derive(Clone, Copy)]
+pub(crate) struct Launch {
+    pub with_dyn_ptr: bool,
+    pub blocks: u32,
+}
+
+/// Maps, launches and releases one target region.
 pub(crate) fn run_region(
     device: usize,
     host_ptr: usize,
     args: &[MapArg],
-    blocks: u32,
+    launch: Launch,
 ) -> Result<(), Failed> {
+    let Launch {
+        with_dyn_ptr,
+        blocks,
+    } = launch;
     let (devs, kernel, name) = {
         let mut state = registry::state();
         if let Err(e) = state.load_images(device) {
@@ -147,7 +169,7 @@ pub(crate) fn run_region(
             message("error: Failed to process data before launching the kernel.");
             return Err(Failed);
         }
-        kernel_values(table, devs, args, &mut privates)
+        kernel_values(table, devs, args, with_dyn_ptr, &mut privates)
     };
     if let (Some(name), Ok(_)) = (&name, &values) {
         info::plugin_line(
@@ -196,9 +218,9 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         return OFFLOAD_FAIL;
     }
     // SAFETY: clang's KernelArgsTy and its arrays (the caller's promise).
-    let list = unsafe {
+    let (list, version) = unsafe {
         let k = &*args;
-        map_args(
+        let list = map_args(
             k.num_args as i32,
             k.arg_base_ptrs,
             k.arg_ptrs,
@@ -206,19 +228,29 @@ pub unsafe extern "C" fn __tgt_target_kernel(
             k.arg_types,
             k.arg_names,
             k.arg_mappers,
-        )
+        );
+        (list, k.version)
     };
     if info::enabled(info::kind::KERNEL_ARGS) {
         info::arguments(device, loc, "Entering OpenMP kernel", &list);
     }
-    // SAFETY: as above.
-    let teams = unsafe { (*args).num_teams[0] };
+    // Records before version 2 have no team counts: the call's argument stands.
+    let teams = if version >= 2 {
+        // SAFETY: a version 2+ record has `num_teams` (the caller's promise).
+        unsafe { (*args).num_teams[0] }
+    } else {
+        num_teams.max(0) as u32
+    };
     let blocks = if num_teams == -1 || teams == 0 {
         1
     } else {
         teams
     };
-    let ok = run_region(device, host_ptr as usize, &list, blocks).is_ok();
+    let launch = Launch {
+        with_dyn_ptr: version >= DYN_PTR_VERSION,
+        blocks,
+    };
+    let ok = run_region(device, host_ptr as usize, &list, launch).is_ok();
     policy::handle_outcome(ok, true, loc);
     if ok {
         OFFLOAD_SUCCESS

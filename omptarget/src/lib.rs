@@ -12,19 +12,38 @@
 //! - [`mapper`] — `declare mapper` expansion.
 //! - [`kernel`] — `__tgt_target_kernel`.
 //! - [`device_api`] — `omp_get_num_devices`, `omp_target_alloc`, ...
+//! - [`memcpy_rect`], [`memcpy_async`], [`memset`] — the other copies and fills.
+//! - [`deps`] — waiting for OpenMP dependences through libomp.
+//! - [`associate`] — `omp_target_associate_ptr` / `omp_target_disassociate_ptr`.
+//! - [`host_memory`] — host and shared allocations, locking host memory.
+//! - [`mapping_dump`], [`device_info`] — `ompx_dump_mapping_tables`, `__tgt_print_device_info`.
+//! - [`interop`] — the `interop` construct and its property queries.
+//! - [`legacy_target`] — the deprecated `__tgt_target*` region entry points.
+//! - [`record_replay`] — kernel record and replay (refused).
 //! - [`policy`] — `OMP_TARGET_OFFLOAD` and LLVM's fatal messages.
 //! - [`not_implemented`] — the rest of LLVM 19's exports, failing loudly.
 
 pub mod abi;
+pub mod associate;
 pub mod data;
+pub mod deps;
 pub mod device_api;
+pub mod device_info;
+pub mod host_memory;
 pub mod info;
 pub mod interface;
+pub mod interop;
 pub mod kernel;
+pub mod legacy_target;
 pub mod mapper;
 pub mod mapping;
+pub mod mapping_dump;
+pub mod memcpy_async;
+pub mod memcpy_rect;
+pub mod memset;
 pub mod not_implemented;
 pub mod ol;
 pub mod policy;
+pub mod record_replay;
 pub mod registry;
 pub mod update;

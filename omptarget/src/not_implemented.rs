@@ -1,11 +1,7 @@
-//! The rest of LLVM 19's exports. Each is there so that every binary clang 19 builds
-//! links and loads; each says on stderr that it is not implemented yet and returns an
-//! error value (or nothing, where LLVM's returns nothing and skipping it cannot corrupt
-//! the program's data; where it could, it aborts). The parameters are left out: a C
-//! callee may ignore its arguments, and none of these reads them.
+//! What this layer does not do yet: the OMPT tool interface. The entry point exists so
+//! that every binary and libomp itself load; it says on stderr that no tool will be
+//! connected (its parameter is left out: nothing is read from it).
 
-use crate::abi::OFFLOAD_FAIL;
-use std::ffi::{c_int, c_void};
 use std::io::Write;
 
 /// The one line every unimplemented path prints.
@@ -16,89 +12,23 @@ pub fn report(what: &str) {
     );
 }
 
-macro_rules! returns {
-    ($value:expr, $ty:ty, $($name:ident),+ $(,)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`: not implemented yet (says so, fails).")]
-        #[no_mangle]
-        pub extern "C" fn $name() -> $ty {
-            report(stringify!($name));
-            $value
-        }
-    )+};
+/// libomp hands an OMPT tool's start result here; without OMPT support the tool gets no
+/// device callbacks, which is said once.
+#[no_mangle]
+pub extern "C" fn ompt_libomptarget_connect() {
+    report("ompt_libomptarget_connect (OMPT device tracing)");
 }
 
-macro_rules! says {
-    ($($name:ident),+ $(,)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`: not implemented yet (says so, does nothing).")]
-        #[no_mangle]
-        pub extern "C" fn $name() {
-            report(stringify!($name));
-        }
-    )+};
-}
+/// Nothing to do: liboffload initializes its backends on the first registration.
+#[no_mangle]
+pub extern "C" fn __tgt_rtl_init() {}
 
-macro_rules! aborts {
-    ($($name:ident),+ $(,)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`: not implemented yet; going on would lose data, so it aborts.")]
-        #[no_mangle]
-        pub extern "C" fn $name() {
-            report(stringify!($name));
-            std::process::abort();
-        }
-    )+};
-}
+/// Nothing to do: the last `__tgt_unregister_lib` shuts liboffload down.
+#[no_mangle]
+pub extern "C" fn __tgt_rtl_deinit() {}
 
-// Target regions of clang before 17 (no KernelArgsTy): non-zero makes the caller run the
-// region's host fallback.
-returns!(
-    OFFLOAD_FAIL,
-    i32,
-    __tgt_target,
-    __tgt_target_mapper,
-    __tgt_target_nowait,
-    __tgt_target_nowait_mapper,
-    __tgt_target_teams,
-    __tgt_target_teams_mapper,
-    __tgt_target_teams_nowait,
-    __tgt_target_teams_nowait_mapper,
-    __tgt_target_kernel_replay,
-    __tgt_print_device_info,
-);
-returns!(-1, i64, __tgt_activate_record_replay);
-returns!(
-    -1,
-    c_int,
-    omp_target_associate_ptr,
-    omp_target_disassociate_ptr,
-    omp_target_memcpy_async,
-    omp_target_memcpy_rect,
-    omp_target_memcpy_rect_async
-);
-returns!(
-    std::ptr::null_mut(),
-    *mut c_void,
-    llvm_omp_target_alloc_host,
-    llvm_omp_target_alloc_shared,
-    llvm_omp_target_dynamic_shared_alloc,
-    llvm_omp_target_lock_mem,
-    omp_target_memset,
-    omp_target_memset_async,
-    omp_get_interop_ptr,
-    omp_get_interop_str,
-    omp_get_interop_name,
-    omp_get_interop_type_desc,
-);
-returns!(0, isize, omp_get_interop_int);
-says!(
-    __tgt_rtl_init,
-    __tgt_rtl_deinit,
-    __tgt_set_info_flag,
-    llvm_omp_target_free_host,
-    llvm_omp_target_free_shared,
-    llvm_omp_target_unlock_mem,
-    ompt_libomptarget_connect,
-    ompx_dump_mapping_tables,
-);
-// An interop operation skipped would leave the program's foreign-runtime object wrong
-// without a trace.
-aborts!(__tgt_interop_init, __tgt_interop_use, __tgt_interop_destroy);
+/// Changes LIBOMPTARGET_INFO's level while the program runs (as LLVM's does).
+#[no_mangle]
+pub extern "C" fn __tgt_set_info_flag(level: u32) {
+    crate::info::set_level(level);
+}

@@ -155,12 +155,80 @@ pub fn global_address(program: Program, name: &str) -> Result<usize> {
 }
 
 pub fn alloc(device: Device, size: usize) -> Result<usize> {
+    alloc_kind(device, OL_ALLOC_TYPE_DEVICE, size)
+}
+
+/// `olMemAlloc` of one kind: `OL_ALLOC_TYPE_DEVICE`, `_HOST` or `_MANAGED`.
+pub fn alloc_kind(device: Device, kind: u32, size: usize) -> Result<usize> {
     let mut ptr: *mut c_void = null_mut();
-    check(
-        olMemAlloc(device.0, OL_ALLOC_TYPE_DEVICE, size, &mut ptr),
-        "olMemAlloc",
-    )?;
+    check(olMemAlloc(device.0, kind, size, &mut ptr), "olMemAlloc")?;
     Ok(ptr as usize)
+}
+
+/// Fills `size` bytes at `ptr` (memory of any device) with `byte`, synchronously.
+pub fn fill(ptr: usize, byte: u8, size: usize) -> Result<()> {
+    if size == 0 {
+        return Ok(());
+    }
+    check(
+        olMemFill(
+            null_mut(),
+            ptr as *mut c_void,
+            1,
+            (&byte as *const u8).cast(),
+            size,
+        ),
+        "olMemFill",
+    )
+}
+
+/// Page-locks `size` host bytes at `ptr` for `device`; the address the device uses.
+pub fn register(device: Device, ptr: usize, size: usize) -> Result<usize> {
+    let mut pinned: *mut c_void = null_mut();
+    check(
+        olMemRegister(device.0, ptr as *mut c_void, size, 0, &mut pinned),
+        "olMemRegister",
+    )?;
+    Ok(pinned as usize)
+}
+
+/// Undoes one `register` that returned `pinned`.
+pub fn unregister(device: Device, pinned: usize) -> Result<()> {
+    check(
+        olMemUnregister(device.0, pinned as *mut c_void),
+        "olMemUnregister",
+    )
+}
+
+/// A fixed-size device property (`u32`, `u64`, an enum) read with `olGetDeviceInfo`.
+pub fn device_info<T: Copy + Default>(device: Device, key: u32) -> Result<T> {
+    let mut value = T::default();
+    check(
+        olGetDeviceInfo(
+            device.0,
+            key,
+            std::mem::size_of::<T>(),
+            (&mut value as *mut T).cast(),
+        ),
+        "olGetDeviceInfo",
+    )?;
+    Ok(value)
+}
+
+/// A string device property (name, vendor, driver version).
+pub fn device_info_string(device: Device, key: u32) -> Result<String> {
+    let mut size = 0usize;
+    check(
+        olGetDeviceInfoSize(device.0, key, &mut size),
+        "olGetDeviceInfoSize",
+    )?;
+    let mut bytes = vec![0u8; size.max(1)];
+    check(
+        olGetDeviceInfo(device.0, key, bytes.len(), bytes.as_mut_ptr().cast()),
+        "olGetDeviceInfo",
+    )?;
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    Ok(String::from_utf8_lossy(&bytes[..end]).into_owned())
 }
 
 pub fn free(ptr: usize) -> Result<()> {
@@ -211,4 +279,19 @@ pub fn launch(device: Device, kernel: Symbol, args: &[usize]) -> Result<()> {
         ),
         "olLaunchKernel",
     )
+}
+
+/// Whether `ptr` lies in an allocation liboffload made (of any device).
+pub fn is_allocation(ptr: usize) -> bool {
+    let mut base: *mut c_void = null_mut();
+    check(
+        olGetMemInfo(
+            ptr as *const c_void,
+            OL_MEM_INFO_BASE,
+            std::mem::size_of::<*mut c_void>(),
+            (&mut base as *mut *mut c_void).cast(),
+        ),
+        "olGetMemInfo(BASE)",
+    )
+    .is_ok()
 }

@@ -120,6 +120,16 @@ pub fn handle_outcome(success: bool, have_devices: bool, loc: *const c_void) {
     );
 }
 
+/// Writes `text` to the program's stdout through C's `stdout` stream, so that it is
+/// ordered with the program's own `printf` output (a Rust write would bypass C's buffer).
+pub fn print_stdout(text: &str) {
+    let Ok(text) = std::ffi::CString::new(text) else {
+        return;
+    };
+    // SAFETY: a "%s" format with one NUL-terminated string argument.
+    unsafe { libc::printf(c"%s".as_ptr(), text.as_ptr()) };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -333,8 +333,9 @@ pub fn unregister(desc: usize) {
     }
     for dev in &mut state.devices {
         for mapping in dev.table.drain() {
-            // Mapped `declare target` globals are the programs' own memory, gone with
-            // them (no allocation of ours); what the constructs allocated is freed here.
+            // What the constructs allocated is freed here. A mapping that owns no
+            // allocation is not ours to free: a `declare target` global (the program's
+            // memory, gone with it) or an `omp_target_associate_ptr` pair (the user's).
             if mapping.device_alloc != 0 {
                 let _ = ol::free(mapping.device_alloc);
             }
