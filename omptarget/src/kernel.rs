@@ -1,7 +1,9 @@
 //! `__tgt_target_kernel`: map the region's arguments, launch the outlined function on
 //! the device through `olLaunchKernel`, release the arguments.
 
-use crate::abi::{map_args, map_type as mt, KernelArgs, MapArg, OFFLOAD_FAIL, OFFLOAD_SUCCESS};
+use crate::abi::{
+    implicit_dyn_ptr, map_args, map_type as mt, KernelArgs, MapArg, OFFLOAD_FAIL, OFFLOAD_SUCCESS,
+};
 use crate::data::{self, Devices, Failed};
 use crate::ol;
 use crate::policy::{self, message};
@@ -14,16 +16,17 @@ struct PrivateCopy {
 }
 
 /// The argument values of the launch, one pointer-sized slot each, as LLVM's host plugin
-/// builds them: first the implicit `dyn_ptr` (clang's kernels take it first; no dynamic
-/// memory here, so NULL), then for each `TARGET_PARAM` entry the literal value or the
-/// device address of its base (device begin + (base - begin)).
+/// builds them: first the implicit `dyn_ptr` when the kernel takes one (kernel arguments
+/// of version 3 on; no dynamic memory here, so NULL), then for each `TARGET_PARAM` entry
+/// the literal value or the device address of its base (device begin + (base - begin)).
 fn kernel_values(
     table: &crate::mapping::MappingTable,
     devs: Devices,
     args: &[MapArg],
+    dyn_ptr: bool,
     privates: &mut Vec<PrivateCopy>,
 ) -> Result<Vec<usize>, Failed> {
-    let mut values = vec![0usize];
+    let mut values = if dyn_ptr { vec![0usize] } else { Vec::new() };
     for arg in args.iter().filter(|a| a.map_type & mt::TARGET_PARAM != 0) {
         let offset = arg.base.wrapping_sub(arg.begin);
         let value = if arg.map_type & mt::LITERAL != 0 {
@@ -52,7 +55,12 @@ fn kernel_values(
     Ok(values)
 }
 
-fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Failed> {
+fn run_region(
+    device: usize,
+    host_ptr: usize,
+    args: &[MapArg],
+    dyn_ptr: bool,
+) -> Result<(), Failed> {
     let (devs, kernel) = {
         let mut state = registry::state();
         if let Err(e) = state.load_images(device) {
@@ -79,7 +87,7 @@ fn run_region(device: usize, host_ptr: usize, args: &[MapArg]) -> Result<(), Fai
             message("error: Call to targetDataBegin failed, abort target.");
             return Err(Failed);
         }
-        kernel_values(table, devs, args, &mut privates)
+        kernel_values(table, devs, args, dyn_ptr, &mut privates)
     };
     // The launch runs without the registry lock, so other host threads can map meanwhile.
     let launched = values.and_then(|values| {
@@ -129,7 +137,18 @@ pub unsafe extern "C" fn __tgt_target_kernel(
     if args.is_null() {
         return OFFLOAD_FAIL;
     }
-    // SAFETY: clang's KernelArgsTy and its arrays (the caller's promise).
+    // SAFETY: clang's KernelArgsTy (the caller's promise); `version` is its first field
+    // in every version.
+    let version = unsafe { (*args).version };
+    let dyn_ptr = match implicit_dyn_ptr(version) {
+        Ok(dyn_ptr) => dyn_ptr,
+        Err(e) => {
+            message(&format!("error: {e}"));
+            policy::handle_outcome(false, true);
+            return OFFLOAD_FAIL;
+        }
+    };
+    // SAFETY: a KernelArgsTy of a known version and its arrays (the caller's promise).
     let list = unsafe {
         let k = &*args;
         map_args(
@@ -141,7 +160,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
             k.arg_mappers,
         )
     };
-    let ok = run_region(device, host_ptr as usize, &list).is_ok();
+    let ok = run_region(device, host_ptr as usize, &list, dyn_ptr).is_ok();
     policy::handle_outcome(ok, true);
     if ok {
         OFFLOAD_SUCCESS

@@ -1,8 +1,9 @@
-//! The rest of LLVM 19's exports. Each is there so that every binary clang 19 builds
-//! links and loads; each says on stderr that it is not implemented yet and returns an
-//! error value (or nothing, where LLVM's returns nothing and skipping it cannot corrupt
-//! the program's data; where it could, it aborts). The parameters are left out: a C
-//! callee may ignore its arguments, and none of these reads them.
+//! The rest of LLVM 19's and LLVM 22's exports. Each is there so that every binary
+//! clang 19 or clang 22 builds links and loads; each says on stderr that it is not
+//! implemented yet and returns an error value (or nothing, where LLVM's returns nothing
+//! and skipping it cannot corrupt the program's data; where it could, it aborts). The
+//! parameters are left out: a C callee may ignore its arguments, and none of these reads
+//! them.
 
 use crate::abi::OFFLOAD_FAIL;
 use std::ffi::{c_int, c_void};
@@ -101,10 +102,22 @@ says!(
     ompx_dump_mapping_tables,
 );
 // A mapper or an interop operation skipped would leave the program's data or its
-// foreign-runtime object wrong without a trace.
+// foreign-runtime object wrong without a trace. (`__tgt_interop_get`, `_use60`,
+// `_release` and `ompx_interop_add_completion_callback` are LLVM 22's.)
 aborts!(
     __tgt_push_mapper_component,
     __tgt_interop_init,
     __tgt_interop_use,
-    __tgt_interop_destroy
+    __tgt_interop_destroy,
+    __tgt_interop_get,
+    __tgt_interop_use60,
+    __tgt_interop_release,
+    ompx_interop_add_completion_callback,
+);
+// LLVM 22's kernel-language API (CUDA-style `<<<...>>>` launches compiled for
+// libomptarget): a launch skipped would leave the kernel's results missing unnoticed.
+aborts!(
+    __llvmPushCallConfiguration,
+    __llvmPopCallConfiguration,
+    llvmLaunchKernel
 );

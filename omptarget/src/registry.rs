@@ -3,23 +3,15 @@
 //! registered images (LLVM's rule too: a plugin's devices count once it has an image
 //! for them). A device loads its image lazily, on the first construct that needs it.
 
-use crate::abi::{BinDesc, OffloadEntry};
+use crate::abi::BinDesc;
 use crate::data::Devices;
+use crate::entries::{self, Entry};
 use crate::mapping::{Mapping, MappingTable};
 use crate::ol::{self, Device, Program, Symbol};
 use crate::policy::{self, Policy};
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
-use std::ffi::CStr;
 use std::sync::LazyLock;
-
-/// One offload entry of a registered binary, read from its host table.
-#[derive(Clone, Debug)]
-pub struct Entry {
-    pub host_address: usize,
-    pub name: String,
-    pub size: usize,
-}
 
 /// A registered binary: its images (bytes that live in the program's own data, valid
 /// until it unregisters) and its entries.
@@ -156,34 +148,6 @@ impl State {
     }
 }
 
-/// Reads the entries of `begin..end`.
-///
-/// # Safety
-/// `begin..end` must be an array of entries with NUL-terminated names (clang's table).
-unsafe fn read_entries(begin: *const OffloadEntry, end: *const OffloadEntry) -> Vec<Entry> {
-    if begin.is_null() || end.is_null() || end < begin {
-        return Vec::new();
-    }
-    // SAFETY: both ends bound one array (the caller's promise), so the distance is exact.
-    let count = unsafe { end.offset_from(begin) } as usize;
-    (0..count)
-        .filter_map(|i| {
-            // SAFETY: `i < count`, inside the array; names are C strings.
-            let e = unsafe { &*begin.add(i) };
-            if e.name.is_null() {
-                return None;
-            }
-            // SAFETY: a non-NULL name is a NUL-terminated string in the binary.
-            let name = unsafe { CStr::from_ptr(e.name) };
-            Some(Entry {
-                host_address: e.addr as usize,
-                name: name.to_string_lossy().into_owned(),
-                size: e.size,
-            })
-        })
-        .collect()
-}
-
 /// Records the binary `desc` describes.
 ///
 /// # Safety
@@ -194,6 +158,16 @@ pub unsafe fn register(desc: *const BinDesc) {
     }
     // SAFETY: the caller's promise.
     let d = unsafe { &*desc };
+    // SAFETY: the host table is clang's entry array (either layout; see `entries`).
+    let entries = match unsafe { entries::read(d.host_entries_begin, d.host_entries_end) } {
+        Ok(entries) => entries,
+        Err(e) => {
+            // Misread entries would bind the wrong symbols: the binary is not registered,
+            // so its regions run on the host (or stop, when offloading is mandatory).
+            policy::message(&format!("error: cannot register the binary: {e}"));
+            return;
+        }
+    };
     let count = usize::try_from(d.num_device_images).unwrap_or(0);
     let images: Vec<&'static [u8]> = (0..count)
         .filter_map(|i| {
@@ -212,8 +186,6 @@ pub unsafe fn register(desc: *const BinDesc) {
             }
         })
         .collect();
-    // SAFETY: the host table is clang's entry array (see `read_entries`).
-    let entries = unsafe { read_entries(d.host_entries_begin, d.host_entries_end) };
     let mut state = state();
     state.ensure_initialized();
     state.add_devices_for(&images);
