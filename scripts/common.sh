@@ -61,11 +61,49 @@ ensure_build_tools() {
   fi
 }
 
-# What the OpenMP tests need: clang-19 (builds the programs) and libomp-19-dev (LLVM 19's
-# libomp and libomptarget.so.19.1, which ours is compared with).
+# What the OpenMP tests need. clang-19 and libomp-19-dev: clang-19 builds the programs,
+# and LLVM 19's libomptarget.so.19.1 is what ours is compared with. clang-22 with
+# clang-tools-22 (clang-linker-wrapper) and llvm-22 (llvm-offload-binary): the new
+# offload driver builds them again; liboffload-22 (from ensure_build_tools) holds LLVM
+# 22's libomptarget.so.22.1. clang-22 also needs libomp-22-dev's omp.h and libomp.so,
+# but that package conflicts with libomp-19-dev, so it is unpacked into _deps/ instead
+# (fetch_libomp22), where c-tests/omp finds it.
 ensure_omp_tools() {
-  ensure_packages clang-19:clang-19
-  ensure_libraries libomp-19-dev
+  ensure_packages clang-19:clang-19 clang-22:clang-22 \
+    clang-linker-wrapper-22:clang-tools-22 llvm-offload-binary-22:llvm-22
+  ensure_libraries libomp-19-dev liboffload-22
+  fetch_libomp22
+}
+
+# Unpacks libomp-22-dev into $ROOT/_deps/libomp-22-dev (once). Debian's libomp.so there
+# leads to ../../x86_64-linux-gnu/libomp.so.5, the system's libomp.so.5 (libomp5-19, on
+# which libomp-22-dev depends); that last link is added inside the private tree.
+fetch_libomp22() {
+  local dest="$ROOT/_deps/libomp-22-dev" tmp
+  [ -e "$dest/usr/lib/llvm-22/lib/clang/22/include/omp.h" ] \
+    && [ -e "$dest/usr/lib/llvm-22/lib/libomp.so" ] && return 0
+  log "fetching libomp-22-dev into $dest (not installed: it conflicts with libomp-19-dev)"
+  tmp=$(mktemp -d)
+  # apt-get download needs no root (it writes into the current folder), but it needs
+  # the package lists, which only root can refresh.
+  if ! (cd "$tmp" && apt-get download libomp-22-dev); then
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "cannot download libomp-22-dev; refresh the package lists: sudo apt-get update" >&2
+      exit 1
+    fi
+    apt-get update -qq
+    (cd "$tmp" && apt-get download libomp-22-dev)
+  fi
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  dpkg-deb -x "$tmp"/libomp-22-dev_*.deb "$dest"
+  rm -rf "$tmp"
+  mkdir -p "$dest/usr/lib/x86_64-linux-gnu"
+  ln -sf /usr/lib/x86_64-linux-gnu/libomp.so.5 "$dest/usr/lib/x86_64-linux-gnu/libomp.so.5"
+  [ -e "$dest/usr/lib/llvm-22/lib/libomp.so" ] || {
+    echo "libomp-22-dev unpacked, but its libomp.so leads nowhere" >&2
+    exit 1
+  }
 }
 
 # Builds the library with CMake (which drives cargo) and installs it into _install/.

@@ -3,8 +3,8 @@
 # the installed package, and the examples' build.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_build_tools
-# clang-19 and libomp-19-dev: the OpenMP tests (c-tests/omp) build their programs with
-# clang-19 and compare our libomptarget.so.19.1 with LLVM 19's.
+# clang-19 and clang-22 (and what they need): the OpenMP tests (c-tests/omp) build their
+# programs with both and compare our libomptarget.so.19.1 and .22.1 with LLVM's.
 ensure_omp_tools
 cd "$ROOT"
 

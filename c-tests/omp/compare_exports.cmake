@@ -1,6 +1,9 @@
-# cmake -DOBJDUMP=objdump -DOURS=lib -DLLVM=lib -P compare_exports.cmake
+# cmake -DOBJDUMP=objdump -DOURS=lib -DLLVM=lib [-DLABEL="LLVM 22's"] -P compare_exports.cmake
 # The functions both libraries define under the version node VERS1.0 must be the same,
 # and ours must define nothing else (LLVM's also has a few unversioned C++ internals).
+if(NOT DEFINED LABEL)
+  set(LABEL "LLVM's")
+endif()
 function(exports lib out)
   execute_process(COMMAND ${OBJDUMP} -T "${lib}" OUTPUT_VARIABLE text RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -27,6 +30,6 @@ exports("${OURS}" ours)
 exports("${LLVM}" llvm)
 list(LENGTH llvm count)
 if(NOT ours STREQUAL llvm)
-  message(FATAL_ERROR "exports differ.\nLLVM 19's (${count}):\n${llvm}\nours:\n${ours}")
+  message(FATAL_ERROR "exports differ.\n${LABEL} (${count}):\n${llvm}\nours:\n${ours}")
 endif()
-message(STATUS "the same ${count} exports as LLVM 19's")
+message(STATUS "the same ${count} exports as ${LABEL}")

@@ -1,41 +1,34 @@
-//! The C structures of LLVM 19's offloading ABI (`offload/include/omptarget.h` and
-//! `Shared/APITypes.h`), as clang 19 lays them out, and the map-type flags.
+//! The C structures of LLVM's offloading ABI (`offload/include/omptarget.h` and
+//! `Shared/APITypes.h`) as clang 19 and clang 22 lay them out, and the map-type flags.
+//! The two compilers differ in the offload-entry layout only (see [`crate::entries`]);
+//! these structures are the same for both.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 
-/// One offload entry: a target region (`size == 0`; on the host side `addr` is the
-/// region's ID, the `HostPtr` `__tgt_target_kernel` receives) or a global variable.
-#[repr(C)]
-#[derive(Debug)]
-pub struct OffloadEntry {
-    pub addr: *mut c_void,
-    pub name: *const c_char,
-    pub size: usize,
-    pub flags: i32,
-    pub reserved: i32,
-}
-
-/// One device image: its bytes (`image_start..image_end`) and its entry table.
+/// One device image: its bytes (`image_start..image_end`) and its entry table (in
+/// either layout; this layer reads the host table only).
 #[repr(C)]
 #[derive(Debug)]
 pub struct DeviceImage {
     pub image_start: *mut c_void,
     pub image_end: *mut c_void,
-    pub entries_begin: *mut OffloadEntry,
-    pub entries_end: *mut OffloadEntry,
+    pub entries_begin: *mut c_void,
+    pub entries_end: *mut c_void,
 }
 
 /// What `__tgt_register_lib` receives: the images of one binary and its host entries.
+/// The entry pointers are untyped because the layout is decided when the table is read.
 #[repr(C)]
 #[derive(Debug)]
 pub struct BinDesc {
     pub num_device_images: i32,
     pub device_images: *mut DeviceImage,
-    pub host_entries_begin: *mut OffloadEntry,
-    pub host_entries_end: *mut OffloadEntry,
+    pub host_entries_begin: *mut c_void,
+    pub host_entries_end: *mut c_void,
 }
 
-/// `KernelArgsTy` (versions 2 and 3 share every field read here; clang 19 writes 3).
+/// `KernelArgsTy`. Versions 1 to 3 share every field read here; clang 19 and clang 22
+/// both write 3 (LLVM 22 added flag bits, not fields). See [`implicit_dyn_ptr`].
 #[repr(C)]
 #[derive(Debug)]
 pub struct KernelArgs {
@@ -54,6 +47,24 @@ pub struct KernelArgs {
     pub dyn_cgroup_mem: u32,
 }
 
+/// The newest `KernelArgsTy` version this layer knows (`OMP_KERNEL_ARG_VERSION`).
+pub const KERNEL_ARGS_VERSION: u32 = 3;
+
+/// Whether a region's outlined function takes the implicit first argument `dyn_ptr`:
+/// from version 3 on it does (`OMP_KERNEL_ARG_MIN_VERSION_WITH_DYN_PTR`); 1 and 2
+/// predate it. Any other version is refused rather than guessed at: a newer layout could
+/// move the fields this layer reads.
+pub fn implicit_dyn_ptr(version: u32) -> Result<bool, String> {
+    match version {
+        1 | 2 => Ok(false),
+        KERNEL_ARGS_VERSION => Ok(true),
+        _ => Err(format!(
+            "kernel arguments of version {version} (KernelArgsTy) are not supported; \
+             this libomptarget reads versions 1 to {KERNEL_ARGS_VERSION}"
+        )),
+    }
+}
+
 /// `OMP_TGT_MAPTYPE_*`.
 pub mod map_type {
     pub const TO: i64 = 0x01;
@@ -69,6 +80,8 @@ pub mod map_type {
     pub const CLOSE: i64 = 0x400;
     pub const PRESENT: i64 = 0x1000;
     pub const OMPX_HOLD: i64 = 0x2000;
+    /// clang 22: attach the pointer (base) to its pointee (begin) after the other maps.
+    pub const ATTACH: i64 = 0x4000;
     pub const NON_CONTIG: i64 = 0x1000_0000_0000;
     /// The 16 high bits: 1 + the index of the struct this entry is a member of.
     pub const MEMBER_OF: i64 = 0xffff_0000_0000_0000_u64 as i64;
@@ -76,17 +89,17 @@ pub mod map_type {
 
 /// `OMP_DECLARE_TARGET_*` and `OMP_REGISTER_REQUIRES`: what an offload entry is.
 pub mod entry_flags {
-    pub const LINK: i32 = 0x01;
-    pub const CTOR: i32 = 0x02;
-    pub const DTOR: i32 = 0x04;
-    pub const INDIRECT: i32 = 0x08;
+    pub const LINK: u32 = 0x01;
+    pub const CTOR: u32 = 0x02;
+    pub const DTOR: u32 = 0x04;
+    pub const INDIRECT: u32 = 0x08;
     /// Not a symbol: the program's `#pragma omp requires` flags, in the entry's data.
-    pub const REGISTER_REQUIRES: i32 = 0x10;
+    pub const REGISTER_REQUIRES: u32 = 0x10;
 }
 
 /// `OMP_REQ_*`: what `#pragma omp requires` asks for.
 pub mod requirements {
-    pub const UNIFIED_SHARED_MEMORY: i64 = 0x008;
+    pub const UNIFIED_SHARED_MEMORY: u64 = 0x008;
 }
 
 /// LLVM's return values: `OFFLOAD_SUCCESS` / `OFFLOAD_FAIL` (also `OMP_TGT_SUCCESS/FAIL`).
@@ -167,4 +180,29 @@ pub unsafe fn map_args(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_args_versions() {
+        assert_eq!(implicit_dyn_ptr(3), Ok(true));
+        assert_eq!(implicit_dyn_ptr(2), Ok(false));
+        assert_eq!(implicit_dyn_ptr(1), Ok(false));
+        for unknown in [0, 4, 99] {
+            let e = implicit_dyn_ptr(unknown).unwrap_err();
+            assert!(e.contains(&format!("version {unknown}")), "{e}");
+        }
+    }
+
+    /// LLVM's static_assert: 8 x i32 + 3 x i64 + 4 x void** + 2 x i64*.
+    #[test]
+    fn kernel_args_size_is_llvms() {
+        assert_eq!(
+            std::mem::size_of::<KernelArgs>(),
+            8 * 4 + 3 * 8 + 4 * 8 + 2 * 8
+        );
+    }
 }

@@ -7,11 +7,12 @@
 //! it; `declare mapper` arguments are expanded into their components first.
 
 use crate::abi::{map_type as mt, MapArg};
+use crate::attach;
 use crate::info::{self, kind};
 use crate::mapper;
-use crate::mapping::{Lookup, Mapping, MappingTable, ShadowPointer};
+use crate::mapping::{Lookup, Mapping, MappingTable};
 use crate::ol::{self, Device};
-use crate::policy::message;
+use crate::policy::{self, message};
 
 /// The devices a copy runs between: `host` for host memory, `device` for its copies.
 #[derive(Clone, Copy)]
@@ -148,7 +149,12 @@ fn null_pointer_error(present: bool) -> Failed {
 
 /// Finds or creates the mapping of one range and copies `to` data when it is new (or
 /// `always`).
-fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Result<Target, Failed> {
+fn target_pointer(
+    table: &mut MappingTable,
+    devs: Devices,
+    r: &Request,
+    pending: &attach::Pending,
+) -> Result<Target, Failed> {
     let has = |flag: i64| r.flags & flag != 0;
     let hold = has(mt::OMPX_HOLD);
     let mut t = Target {
@@ -170,8 +176,13 @@ fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Resul
             m.add_ref(hold);
             " (incremented)"
         } else {
-            // A member allocated with its struct just now is new too.
-            t.is_new = m.total_refs() == 1;
+            // A member allocated with its struct just now is new too: LLVM 19 guesses so
+            // from the count; LLVM 22 knows what this construct allocated.
+            t.is_new = if policy::llvm_release() < 22 {
+                m.total_refs() == 1
+            } else {
+                pending.is_new(r.begin)
+            };
             " (update suppressed)"
         };
         let implicit = has(mt::IMPLICIT);
@@ -258,7 +269,9 @@ pub fn begin(
     args: &[MapArg],
 ) -> Result<Vec<(usize, usize)>, Failed> {
     let mut returned = Vec::new();
-    begin_list(table, devs, args, false, &mut returned)?;
+    let mut pending = attach::Pending::default();
+    begin_list(table, devs, args, false, &mut returned, &mut pending)?;
+    attach::finish(table, devs, &pending)?;
     Ok(returned)
 }
 
@@ -268,6 +281,7 @@ fn begin_list(
     args: &[MapArg],
     from_mapper: bool,
     returned: &mut Vec<(usize, usize)>,
+    pending: &mut attach::Pending,
 ) -> Result<(), Failed> {
     for (index, arg) in args.iter().enumerate() {
         if !is_mapped(arg) {
@@ -276,7 +290,7 @@ fn begin_list(
         if arg.mapper != 0 {
             let parts = mapper::expand(arg);
             // Results for `use_device_ptr` of components have nowhere to go (LLVM too).
-            begin_list(table, devs, &parts, true, &mut Vec::new()).inspect_err(|_| {
+            begin_list(table, devs, &parts, true, &mut Vec::new(), pending).inspect_err(|_| {
                 message(
                     "error: Call to targetDataBegin via targetDataMapper for custom mapper failed.",
                 );
@@ -291,6 +305,11 @@ fn begin_list(
         } else {
             0
         };
+        if arg.has(mt::ATTACH) {
+            // After every other map of the construct (attach.rs).
+            pending.entries.push(*arg);
+            continue;
+        }
         let present = arg.has(mt::PRESENT);
         // The first component of a mapper stands for the mapped object itself, whose
         // reference the construct does not count (LLVM's rule).
@@ -312,6 +331,7 @@ fn begin_list(
                     update_ref,
                     name: 0,
                 },
+                pending,
             )?;
             if p.device == 0 {
                 return Err(null_pointer_error(present));
@@ -319,6 +339,9 @@ fn begin_list(
             // SAFETY: for PTR_AND_OBJ the base is the address of a host pointer
             // variable (clang's contract); reading it gives the pointee's base.
             base = unsafe { (arg.base as *const usize).read_unaligned() };
+            if p.is_new && !p.host_pointer {
+                pending.mapped_now(arg.base, std::mem::size_of::<usize>());
+            }
             pointer = p.key.map(|key| (key, p.device));
             update_ref = !mapper_head;
         }
@@ -334,6 +357,7 @@ fn begin_list(
                 update_ref,
                 name: arg.name,
             },
+            pending,
         )?;
         if t.device == 0 && (arg.size > 0 || present) {
             return Err(null_pointer_error(present));
@@ -342,19 +366,12 @@ fn begin_list(
         if arg.has(mt::RETURN_PARAM) {
             returned.push((index, device_base));
         }
+        if t.is_new && !t.host_pointer && t.device != 0 {
+            pending.mapped_now(arg.begin, arg.size);
+        }
         if let (Some((key, device_pointer)), false) = (pointer, t.host_pointer) {
-            let shadow = ShadowPointer {
-                host_address: arg.base,
-                host_value: base,
-                device_address: device_pointer,
-                device_value: device_base,
-            };
-            let (changed, name) = table
-                .get_mut(key)
-                .map_or((false, 0), |m| (m.add_shadow(shadow), m.name));
-            if changed {
-                write_device_pointer(devs, device_pointer, device_base, name)?;
-            }
+            let host = (arg.base, base);
+            attach::attach(table, devs, key, device_pointer, host, device_base)?;
         }
         let unmapped = t.key.is_none() && !t.host_pointer;
         let counted = arg.map_type != 0 && !arg.has(mt::MEMBER_OF) && !arg.has(mt::IMPLICIT);
@@ -394,7 +411,8 @@ fn end_list(
 ) -> Result<(), Failed> {
     let mut releases = Vec::new();
     for (index, arg) in args.iter().enumerate().rev() {
-        if !is_mapped(arg) {
+        // Attachments are only made on entry (clang 22's ATTACH entries).
+        if !is_mapped(arg) || arg.has(mt::ATTACH) {
             continue;
         }
         if arg.mapper != 0 {

@@ -163,6 +163,29 @@ pub extern "C" fn omp_target_is_present(ptr: *const c_void, device_num: c_int) -
     }
 }
 
+/// Whether `size` bytes at `ptr` are guaranteed accessible from `device_num` (OpenMP
+/// 5.1; exported by `libomptarget.so.22.1`): always from the initial device (also
+/// named -1, `omp_initial_device`, here as in LLVM), never for NULL. For an offload device the answer is "not guaranteed" (0): liboffload has no
+/// query for whether a device reaches host memory, and 0 is the answer OpenMP asks for
+/// then (LLVM 22's host plugin gives the same).
+#[no_mangle]
+pub extern "C" fn omp_target_is_accessible(
+    ptr: *const c_void,
+    _size: usize,
+    device_num: c_int,
+) -> c_int {
+    if ptr.is_null() {
+        return 0;
+    }
+    if device_num == -1 {
+        return 1;
+    }
+    match resolve(i64::from(device_num)) {
+        Some(Target::Host) => 1,
+        Some(Target::Device(_)) | None => 0,
+    }
+}
+
 /// The device address `ptr` is mapped to on `device_num` (itself on the initial device,
 /// NULL when unmapped).
 #[no_mangle]

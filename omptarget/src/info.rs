@@ -148,7 +148,9 @@ pub fn arguments(
         ),
     );
     for arg in args {
-        let kind = if arg.has(mt::TO) && arg.has(mt::FROM) {
+        let kind = if arg.has(mt::ATTACH) {
+            "attach"
+        } else if arg.has(mt::TO) && arg.has(mt::FROM) {
             "tofrom"
         } else if arg.has(mt::TO) {
             "to"

@@ -36,6 +36,19 @@ pub extern "C" fn __tgt_register_requires(_flags: i64) {
     message("message: The __tgt_register_requires function has been removed. Old OpenMP requirements will not be handled");
 }
 
+/// LLVM 22's libomp calls this at its synchronisation points (taskwait, barrier) so that
+/// libomptarget can finish the work of interop objects owned by the task. This layer
+/// creates no interop objects and finishes every construct before returning, so there is
+/// never anything to wait for.
+#[no_mangle]
+pub extern "C" fn __tgt_target_sync(
+    _loc: *mut c_void,
+    _gtid: i32,
+    _current_task: *mut c_void,
+    _event: *mut c_void,
+) {
+}
+
 /// A trip-count hint for the next launch's grid; a host launch runs the region once,
 /// so the hint changes nothing.
 #[no_mangle]

@@ -1,7 +1,9 @@
 //! `__tgt_target_kernel`: map the region's arguments, launch the outlined function on
 //! the device through `olLaunchKernel`, release the arguments.
 
-use crate::abi::{map_args, map_type as mt, KernelArgs, MapArg, OFFLOAD_FAIL, OFFLOAD_SUCCESS};
+use crate::abi::{
+    implicit_dyn_ptr, map_args, map_type as mt, KernelArgs, MapArg, OFFLOAD_FAIL, OFFLOAD_SUCCESS,
+};
 use crate::data::{self, Devices, Failed};
 use crate::info;
 use crate::mapping::{Lookup, MappingTable};
@@ -52,11 +54,9 @@ fn is_lambda_capture(arg: &MapArg) -> bool {
 }
 
 /// The argument values of the launch, one pointer-sized slot each, as LLVM's host plugin
-/// builds them: first the implicit `dyn_ptr` when the caller's `KernelArgsTy` is version 3
-/// or later (clang 17+ kernels take it first; no dynamic memory here, so NULL; LLVM
-/// passes none for older versions, e.g. the deprecated `__tgt_target` entry points),
-/// then for each `TARGET_PARAM` entry the literal value or the device address of its
-/// base (device begin + (base - begin)).
+/// builds them: first the implicit `dyn_ptr` when the kernel takes one (kernel arguments
+/// of version 3 on; no dynamic memory here, so NULL), then for each `TARGET_PARAM` entry
+/// the literal value or the device address of its base (device begin + (base - begin)).
 fn kernel_values(
     table: &MappingTable,
     devs: Devices,
@@ -117,10 +117,6 @@ fn kernel_values(
     Ok(values)
 }
 
-/// The first `KernelArgsTy` version whose kernels take the implicit `dyn_ptr` argument
-/// (LLVM's `OMP_KERNEL_ARG_MIN_VERSION_WITH_DYN_PTR`).
-const DYN_PTR_VERSION: u32 = 3;
-
 /// How a region is launched: whether its kernel takes `dyn_ptr` first, and the team
 /// count the launch line of LIBOMPTARGET_INFO reports.
 #[derive(Clone, Copy)]
@@ -174,7 +170,13 @@ pub(crate) fn run_region(
     if let (Some(name), Ok(_)) = (&name, &values) {
         info::plugin_line(
             device,
-            &format!("Launching kernel {name} with {blocks} blocks and 1 threads in Generic mode"),
+            &if policy::llvm_release() >= 22 {
+                format!("Launching kernel {name} with [{blocks},1,1] blocks and [1,1,1] threads in Generic mode")
+            } else {
+                format!(
+                    "Launching kernel {name} with {blocks} blocks and 1 threads in Generic mode"
+                )
+            },
         );
     }
     // The launch runs without the registry lock, so other host threads can map meanwhile.
@@ -217,10 +219,21 @@ pub unsafe extern "C" fn __tgt_target_kernel(
     if args.is_null() {
         return OFFLOAD_FAIL;
     }
-    // SAFETY: clang's KernelArgsTy and its arrays (the caller's promise).
-    let (list, version) = unsafe {
+    // SAFETY: clang's KernelArgsTy (the caller's promise); `version` is its first field
+    // in every version.
+    let version = unsafe { (*args).version };
+    let with_dyn_ptr = match implicit_dyn_ptr(version) {
+        Ok(dyn_ptr) => dyn_ptr,
+        Err(e) => {
+            message(&format!("error: {e}"));
+            policy::handle_outcome(false, true, loc);
+            return OFFLOAD_FAIL;
+        }
+    };
+    // SAFETY: a KernelArgsTy of a known version and its arrays (the caller's promise).
+    let list = unsafe {
         let k = &*args;
-        let list = map_args(
+        map_args(
             k.num_args as i32,
             k.arg_base_ptrs,
             k.arg_ptrs,
@@ -228,8 +241,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
             k.arg_types,
             k.arg_names,
             k.arg_mappers,
-        );
-        (list, k.version)
+        )
     };
     if info::enabled(info::kind::KERNEL_ARGS) {
         info::arguments(device, loc, "Entering OpenMP kernel", &list);
@@ -247,7 +259,7 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         teams
     };
     let launch = Launch {
-        with_dyn_ptr: version >= DYN_PTR_VERSION,
+        with_dyn_ptr,
         blocks,
     };
     let ok = run_region(device, host_ptr as usize, &list, launch).is_ok();

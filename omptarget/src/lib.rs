@@ -1,15 +1,19 @@
-//! libomptarget on liboffload: LLVM 19's `libomptarget.so.19.1` ABI (the `__tgt_*`
-//! entry points clang emits calls to, and the `omp_target_*` device API), implemented
-//! over liboffload's C API alone, so an OpenMP offload binary built by clang runs
-//! unchanged on liboffload's devices.
+//! libomptarget on liboffload: LLVM's `libomptarget` ABI (the `__tgt_*` entry points
+//! clang emits calls to, and the `omp_target_*` device API), implemented over
+//! liboffload's C API alone, so an OpenMP offload binary built by clang runs unchanged
+//! on liboffload's devices. One static archive, two shared libraries: CMake links
+//! `libomptarget.so.19.1` (for clang 19's binaries) and `libomptarget.so.22.1` (clang
+//! 22's) from it, each with a version script exporting exactly that LLVM's functions.
 //!
 //! - [`abi`] — the C structures and map-type flags clang and libomp pass in.
+//! - [`entries`] — the host entry table, in clang 19's or clang 22's layout.
 //! - [`ol`] — the calls into liboffload (every device operation goes through here).
 //! - [`registry`] — registered binary descriptors and the OpenMP device list.
 //! - [`mapping`] — the per-device mapping table (host range -> device memory, counts).
 //! - [`data`] — `target data` / `enter` / `exit` semantics over an argument list.
 //! - [`update`] — `target update`.
 //! - [`mapper`] — `declare mapper` expansion.
+//! - [`attach`] — clang 22's deferred pointer attachment.
 //! - [`kernel`] — `__tgt_target_kernel`.
 //! - [`device_api`] — `omp_get_num_devices`, `omp_target_alloc`, ...
 //! - [`memcpy_rect`], [`memcpy_async`], [`memset`] — the other copies and fills.
@@ -20,15 +24,20 @@
 //! - [`interop`] — the `interop` construct and its property queries.
 //! - [`legacy_target`] — the deprecated `__tgt_target*` region entry points.
 //! - [`record_replay`] — kernel record and replay (refused).
+//! - [`device_uid`] — OpenMP 6.0's device UIDs (LLVM 22's exports).
 //! - [`policy`] — `OMP_TARGET_OFFLOAD` and LLVM's fatal messages.
-//! - [`not_implemented`] — the rest of LLVM 19's exports, failing loudly.
+//! - [`info`] — `LIBOMPTARGET_INFO`'s lines.
+//! - [`not_implemented`] — OMPT and LLVM 22's newest calls, failing loudly.
 
 pub mod abi;
 pub mod associate;
+pub mod attach;
 pub mod data;
 pub mod deps;
 pub mod device_api;
 pub mod device_info;
+pub mod device_uid;
+pub mod entries;
 pub mod host_memory;
 pub mod info;
 pub mod interface;

@@ -1,6 +1,7 @@
-//! What this layer does not do yet: the OMPT tool interface. The entry point exists so
-//! that every binary and libomp itself load; it says on stderr that no tool will be
-//! connected (its parameter is left out: nothing is read from it).
+//! What this layer does not do yet: the OMPT tool interface and LLVM 22's newest entry
+//! points (its OpenMP 6.0 interop calls and its CUDA-style kernel-language launches).
+//! Each exists so that every binary and libomp itself load; each says on stderr that it
+//! is not implemented yet. Their parameters are left out: nothing is read from them.
 
 use std::io::Write;
 
@@ -18,6 +19,33 @@ pub fn report(what: &str) {
 pub extern "C" fn ompt_libomptarget_connect() {
     report("ompt_libomptarget_connect (OMPT device tracing)");
 }
+
+macro_rules! aborts {
+    ($($name:ident),+ $(,)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`: not implemented yet; going on would lose data, so it aborts.")]
+        #[no_mangle]
+        pub extern "C" fn $name() {
+            report(stringify!($name));
+            std::process::abort();
+        }
+    )+};
+}
+
+// LLVM 22's OpenMP 6.0 interop calls: an interop operation skipped would leave the
+// program's foreign-runtime object wrong without a trace.
+aborts!(
+    __tgt_interop_get,
+    __tgt_interop_use60,
+    __tgt_interop_release,
+    ompx_interop_add_completion_callback,
+);
+// LLVM 22's kernel-language API (CUDA-style `<<<...>>>` launches compiled for
+// libomptarget): a launch skipped would leave the kernel's results missing unnoticed.
+aborts!(
+    __llvmPushCallConfiguration,
+    __llvmPopCallConfiguration,
+    llvmLaunchKernel
+);
 
 /// Nothing to do: liboffload initializes its backends on the first registration.
 #[no_mangle]

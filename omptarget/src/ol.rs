@@ -98,6 +98,28 @@ pub fn is_host(device: Device) -> Result<bool> {
     Ok(backend == OL_PLATFORM_BACKEND_HOST)
 }
 
+/// The device's unique identifier (`OL_DEVICE_INFO_UID`), e.g. for OpenMP 6.0's
+/// `omp_get_uid_from_device`.
+pub fn device_uid(device: Device) -> Result<String> {
+    let mut size = 0usize;
+    check(
+        olGetDeviceInfoSize(device.0, OL_DEVICE_INFO_UID, &mut size),
+        "olGetDeviceInfoSize(UID)",
+    )?;
+    let mut bytes = vec![0u8; size.max(1)];
+    check(
+        olGetDeviceInfo(
+            device.0,
+            OL_DEVICE_INFO_UID,
+            bytes.len(),
+            bytes.as_mut_ptr().cast(),
+        ),
+        "olGetDeviceInfo(UID)",
+    )?;
+    let text = CStr::from_bytes_until_nul(&bytes).map_err(|_| "UID without a NUL".to_string())?;
+    Ok(text.to_string_lossy().into_owned())
+}
+
 pub fn is_valid_binary(device: Device, image: &[u8]) -> Result<bool> {
     let mut valid = false;
     check(

@@ -3,6 +3,7 @@
 
 use std::ffi::{c_char, c_void, CStr};
 use std::io::Write;
+use std::sync::LazyLock;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
@@ -21,6 +22,33 @@ pub fn requested() -> Policy {
         Ok("disabled") => Policy::Disabled,
         _ => Policy::Default,
     }
+}
+
+/// The LLVM release whose library this one stands in for: 22 when loaded as
+/// `libomptarget.so.22.1`, else 19. One build serves both; where LLVM 22 words or lays out
+/// a message differently, programs built for it get LLVM 22's.
+pub fn llvm_release() -> u32 {
+    static RELEASE: LazyLock<u32> = LazyLock::new(|| {
+        // SAFETY: Dl_info is plain data (pointers and integers): all zeros is a value.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        let here = llvm_release as *const () as *const c_void;
+        // SAFETY: dladdr only reads our own code address and fills `info`; the file name
+        // it returns is a C string owned by the loader.
+        let file = unsafe {
+            if libc::dladdr(here, &mut info) == 0 || info.dli_fname.is_null() {
+                return 19;
+            }
+            CStr::from_ptr(info.dli_fname)
+                .to_string_lossy()
+                .into_owned()
+        };
+        if file.ends_with(".so.22.1") {
+            22
+        } else {
+            19
+        }
+    });
+    *RELEASE
 }
 
 /// One `omptarget <text>` line on stderr (`text` starts with "message: " or "error: ").

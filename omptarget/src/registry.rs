@@ -3,28 +3,15 @@
 //! registered images (LLVM's rule too: a plugin's devices count once it has an image
 //! for them). A device loads its image lazily, on the first construct that needs it.
 
-use crate::abi::{entry_flags, requirements, BinDesc, OffloadEntry};
+use crate::abi::{entry_flags, requirements, BinDesc};
 use crate::data::Devices;
+use crate::entries::{self, Entry};
 use crate::mapping::{Mapping, MappingTable};
 use crate::ol::{self, Device, Program, Symbol};
 use crate::policy::{self, Policy};
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
-use std::ffi::CStr;
 use std::sync::LazyLock;
-
-/// One offload entry of a registered binary, read from its host table.
-#[derive(Clone, Debug)]
-pub struct Entry {
-    pub host_address: usize,
-    pub name: String,
-    pub size: usize,
-    /// The entry's own name string (LIBOMPTARGET_INFO names globals by it).
-    pub name_address: usize,
-    pub flags: i32,
-    /// The entry's data word (for a requires entry: the `OMP_REQ_*` flags).
-    pub data: i64,
-}
 
 impl Entry {
     /// A target region's outlined function (clang's kernels have no size and no flags).
@@ -72,7 +59,7 @@ pub struct State {
     pub devices: Vec<OmpDevice>,
     pub libraries: Vec<Library>,
     /// `OMP_REQ_*` flags the registered programs asked for.
-    pub requirements: i64,
+    pub requirements: u64,
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
@@ -213,37 +200,6 @@ impl State {
     }
 }
 
-/// Reads the entries of `begin..end`.
-///
-/// # Safety
-/// `begin..end` must be an array of entries with NUL-terminated names (clang's table).
-unsafe fn read_entries(begin: *const OffloadEntry, end: *const OffloadEntry) -> Vec<Entry> {
-    if begin.is_null() || end.is_null() || end < begin {
-        return Vec::new();
-    }
-    // SAFETY: both ends bound one array (the caller's promise), so the distance is exact.
-    let count = unsafe { end.offset_from(begin) } as usize;
-    (0..count)
-        .filter_map(|i| {
-            // SAFETY: `i < count`, inside the array; names are C strings.
-            let e = unsafe { &*begin.add(i) };
-            if e.name.is_null() {
-                return None;
-            }
-            // SAFETY: a non-NULL name is a NUL-terminated string in the binary.
-            let name = unsafe { CStr::from_ptr(e.name) };
-            Some(Entry {
-                host_address: e.addr as usize,
-                name: name.to_string_lossy().into_owned(),
-                size: e.size,
-                name_address: e.name as usize,
-                flags: e.flags,
-                data: i64::from(e.reserved),
-            })
-        })
-        .collect()
-}
-
 /// Records the binary `desc` describes.
 ///
 /// # Safety
@@ -254,6 +210,16 @@ pub unsafe fn register(desc: *const BinDesc) {
     }
     // SAFETY: the caller's promise.
     let d = unsafe { &*desc };
+    // SAFETY: the host table is clang's entry array (either layout; see `entries`).
+    let table = match unsafe { entries::read(d.host_entries_begin, d.host_entries_end) } {
+        Ok(table) => table,
+        Err(e) => {
+            // Misread entries would bind the wrong symbols: the binary is not registered,
+            // so its regions run on the host (or stop, when offloading is mandatory).
+            policy::message(&format!("error: cannot register the binary: {e}"));
+            return;
+        }
+    };
     let count = usize::try_from(d.num_device_images).unwrap_or(0);
     let images: Vec<&'static [u8]> = (0..count)
         .filter_map(|i| {
@@ -272,20 +238,14 @@ pub unsafe fn register(desc: *const BinDesc) {
             }
         })
         .collect();
-    // SAFETY: the host table is clang's entry array (see `read_entries`).
-    let entries = unsafe { read_entries(d.host_entries_begin, d.host_entries_end) };
     let mut state = state();
     state.ensure_initialized();
-    for entry in &entries {
-        if entry.flags & entry_flags::REGISTER_REQUIRES != 0 {
-            state.requirements |= entry.data;
-        }
-    }
+    state.requirements |= table.requirements;
     state.add_devices_for(&images);
     state.libraries.push(Library {
         desc: desc as usize,
         images,
-        entries,
+        entries: table.entries,
     });
 }
 
@@ -383,10 +343,12 @@ pub fn resolve_or_abort(device_id: i64) -> Target {
             device_id
         };
         let available = state().num_devices();
-        policy::fatal(
-            id as i32,
-            &format!("Device number '{id}' out of range, only {available} devices available"),
-        )
+        let text = if policy::llvm_release() >= 22 {
+            format!("\"invalid value\" device number '{id}' out of range, only {available} devices available")
+        } else {
+            format!("Device number '{id}' out of range, only {available} devices available")
+        };
+        policy::fatal(id as i32, &text)
     })
 }
 
