@@ -7,7 +7,7 @@
 use crate::abi::{map_type as mt, MapArg};
 use crate::data::{write_device_pointer, Devices, Failed};
 use crate::info;
-use crate::mapping::{Lookup, MappingTable, ShadowPointer};
+use crate::mapping::{MappingTable, ShadowPointer};
 
 /// What a construct's maps leave for the attachments: the deferred entries and every
 /// host range it newly mapped.
@@ -56,29 +56,16 @@ pub fn attach(
     Ok(())
 }
 
-/// The mapping holding `[begin, begin + size)` entirely (LLVM's must-contain lookup),
-/// with LIBOMPTARGET_INFO's line: (its key, the device address of `begin`).
+/// The mapping holding `[begin, begin + size)` entirely: (its key, the device address
+/// of `begin`).
 fn contained(
     table: &MappingTable,
     devs: Devices,
     begin: usize,
     size: usize,
 ) -> Option<(usize, usize)> {
-    let Lookup::Contained(key) = table.lookup(begin, size) else {
-        return None;
-    };
-    let m = table.get(key)?;
-    info::exists(
-        devs.number,
-        m,
-        begin,
-        size,
-        false,
-        " (update suppressed)",
-        false,
-        None,
-    );
-    Some((key, m.device_address(begin)))
+    info::find_mapping(devs.number, table, begin, size, true)
+        .map(|(key, m)| (key, m.device_address(begin)))
 }
 
 /// Does the deferred attachments of one construct.

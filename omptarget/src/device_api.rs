@@ -1,10 +1,10 @@
 //! The OpenMP device API that lives in libomptarget: device numbers, device memory,
 //! copies and presence.
 
-use crate::mapping::Lookup;
 use crate::ol::{self, Device};
 use crate::policy::message;
 use crate::registry::{self, resolve, Target};
+use offload::capi::OL_ALLOC_TYPE_DEVICE;
 use std::ffi::{c_int, c_void};
 
 /// How many offload devices there are (the host itself not counted).
@@ -25,30 +25,57 @@ pub extern "C" fn omp_get_device_num() -> c_int {
     omp_get_initial_device()
 }
 
-/// Device memory of `size` bytes on `device_num` (host memory for the initial device);
-/// NULL on failure or for a non-positive size.
-#[no_mangle]
-pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_void {
+/// Memory of `kind` (an `OL_ALLOC_TYPE_*`) and `size` bytes on `device_num`: `malloc` on
+/// the initial device, as in LLVM; NULL on failure or for a non-positive size. `name` is
+/// the caller's, for the error line.
+pub(crate) fn alloc_on(size: usize, device_num: c_int, kind: u32, name: &str) -> *mut c_void {
     if size == 0 || (size as isize) < 0 {
         return std::ptr::null_mut();
     }
     match resolve(i64::from(device_num)) {
-        // SAFETY: plain malloc; the caller frees it with omp_target_free on this device.
+        // SAFETY: plain malloc; freed by `free_on` on the initial device.
         Some(Target::Host) => unsafe { libc::malloc(size) },
         Some(Target::Device(device)) => {
             let Some(handle) = registry::state().devices.get(device).map(|d| d.handle) else {
                 return std::ptr::null_mut();
             };
-            match ol::alloc(handle, size) {
-                Ok(ptr) => ptr as *mut c_void,
-                Err(e) => {
-                    message(&format!("error: {e}"));
+            ol::alloc_kind(handle, kind, size).map_or_else(
+                |e| {
+                    message(&format!("error: {name}: {e}"));
                     std::ptr::null_mut()
-                }
-            }
+                },
+                |ptr| ptr as *mut c_void,
+            )
         }
         None => std::ptr::null_mut(),
     }
+}
+
+/// Frees what `alloc_on` returned for `device_num`.
+///
+/// # Safety
+/// `ptr` is NULL or came from `alloc_on(_, device_num, ..)` and is not freed yet.
+pub(crate) unsafe fn free_on(ptr: *mut c_void, device_num: c_int, name: &str) {
+    if ptr.is_null() {
+        return;
+    }
+    match resolve(i64::from(device_num)) {
+        // SAFETY: on the initial device the allocator was malloc (the caller's promise).
+        Some(Target::Host) => unsafe { libc::free(ptr) },
+        Some(Target::Device(_)) => {
+            if let Err(e) = ol::free(ptr as usize) {
+                message(&format!("error: {name}: {e}"));
+            }
+        }
+        None => {}
+    }
+}
+
+/// Device memory of `size` bytes on `device_num` (host memory for the initial device);
+/// NULL on failure or for a non-positive size.
+#[no_mangle]
+pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_void {
+    alloc_on(size, device_num, OL_ALLOC_TYPE_DEVICE, "omp_target_alloc")
 }
 
 /// Frees what `omp_target_alloc` returned for `device_num`.
@@ -57,19 +84,8 @@ pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_voi
 /// `ptr` is NULL or came from `omp_target_alloc(_, device_num)` and is not freed yet.
 #[no_mangle]
 pub unsafe extern "C" fn omp_target_free(ptr: *mut c_void, device_num: c_int) {
-    if ptr.is_null() {
-        return;
-    }
-    match resolve(i64::from(device_num)) {
-        // SAFETY: `ptr` came from omp_target_alloc on the initial device, i.e. malloc.
-        Some(Target::Host) => unsafe { libc::free(ptr) },
-        Some(Target::Device(_)) => {
-            if let Err(e) = ol::free(ptr as usize) {
-                message(&format!("error: {e}"));
-            }
-        }
-        None => {}
-    }
+    // SAFETY: the caller's promise, passed on.
+    unsafe { free_on(ptr, device_num, "omp_target_free") }
 }
 
 /// LLVM's device-memory allocator by its explicit name: the same as `omp_target_alloc`.
@@ -136,21 +152,7 @@ pub extern "C" fn omp_target_memcpy(
 fn mapped_address(device: usize, ptr: usize) -> Option<usize> {
     let state = registry::state();
     let table = &state.devices.get(device)?.table;
-    let (Lookup::Contained(key) | Lookup::Extends(key)) = table.lookup(ptr, 1) else {
-        return None;
-    };
-    let m = table.get(key)?;
-    crate::info::exists(
-        device,
-        m,
-        ptr,
-        1,
-        false,
-        " (update suppressed)",
-        false,
-        None,
-    );
-    Some(m.device_address(ptr))
+    crate::info::find_mapping(device, table, ptr, 1, false).map(|(_, m)| m.device_address(ptr))
 }
 
 /// Whether `ptr` has a device copy on `device_num` (always, on the initial device).

@@ -2,6 +2,7 @@
 //! allocations, page-locking existing host memory, and the dynamic shared memory query.
 //! On the initial device every allocation is plain `malloc`, as in LLVM.
 
+use crate::device_api::{alloc_on, free_on};
 use crate::ol::{self, Device};
 use crate::policy::message;
 use crate::registry::{self, resolve, Target};
@@ -16,51 +17,10 @@ fn device_handle(device: usize) -> Option<Device> {
     registry::state().devices.get(device).map(|d| d.handle)
 }
 
-fn alloc(size: usize, device_num: c_int, kind: u32, name: &str) -> *mut c_void {
-    if size == 0 || (size as isize) < 0 {
-        return std::ptr::null_mut();
-    }
-    match resolve(i64::from(device_num)) {
-        // SAFETY: plain malloc; freed by the matching free on the initial device.
-        Some(Target::Host) => unsafe { libc::malloc(size) },
-        Some(Target::Device(device)) => {
-            let Some(handle) = device_handle(device) else {
-                return std::ptr::null_mut();
-            };
-            ol::alloc_kind(handle, kind, size).map_or_else(
-                |e| {
-                    message(&format!("error: {name}: {e}"));
-                    std::ptr::null_mut()
-                },
-                |ptr| ptr as *mut c_void,
-            )
-        }
-        None => std::ptr::null_mut(),
-    }
-}
-
-/// # Safety
-/// `ptr` is NULL or came from the matching allocator on `device_num`, not freed yet.
-unsafe fn free(ptr: *mut c_void, device_num: c_int, name: &str) {
-    if ptr.is_null() {
-        return;
-    }
-    match resolve(i64::from(device_num)) {
-        // SAFETY: on the initial device the allocator was malloc (the caller's promise).
-        Some(Target::Host) => unsafe { libc::free(ptr) },
-        Some(Target::Device(_)) => {
-            if let Err(e) = ol::free(ptr as usize) {
-                message(&format!("error: {name}: {e}"));
-            }
-        }
-        None => {}
-    }
-}
-
 /// Host memory the device reaches directly (pinned host memory).
 #[no_mangle]
 pub extern "C" fn llvm_omp_target_alloc_host(size: usize, device_num: c_int) -> *mut c_void {
-    alloc(
+    alloc_on(
         size,
         device_num,
         OL_ALLOC_TYPE_HOST,
@@ -71,7 +31,7 @@ pub extern "C" fn llvm_omp_target_alloc_host(size: usize, device_num: c_int) -> 
 /// Memory both the host and the device use at the same address (managed memory).
 #[no_mangle]
 pub extern "C" fn llvm_omp_target_alloc_shared(size: usize, device_num: c_int) -> *mut c_void {
-    alloc(
+    alloc_on(
         size,
         device_num,
         OL_ALLOC_TYPE_MANAGED,
@@ -86,7 +46,7 @@ pub extern "C" fn llvm_omp_target_alloc_shared(size: usize, device_num: c_int) -
 #[no_mangle]
 pub unsafe extern "C" fn llvm_omp_target_free_host(ptr: *mut c_void, device_num: c_int) {
     // SAFETY: the caller's promise, passed on.
-    unsafe { free(ptr, device_num, "llvm_omp_target_free_host") }
+    unsafe { free_on(ptr, device_num, "llvm_omp_target_free_host") }
 }
 
 /// Frees what `llvm_omp_target_alloc_shared` returned.
@@ -96,7 +56,7 @@ pub unsafe extern "C" fn llvm_omp_target_free_host(ptr: *mut c_void, device_num:
 #[no_mangle]
 pub unsafe extern "C" fn llvm_omp_target_free_shared(ptr: *mut c_void, device_num: c_int) {
     // SAFETY: the caller's promise, passed on.
-    unsafe { free(ptr, device_num, "llvm_omp_target_free_shared") }
+    unsafe { free_on(ptr, device_num, "llvm_omp_target_free_shared") }
 }
 
 /// The address each lock handed out (host address and device -> the address liboffload

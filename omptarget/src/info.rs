@@ -3,7 +3,7 @@
 //! kernel launches, mapping tables after each construct), in LLVM's words and format,
 //! so that scripts and habits built on LLVM's output keep working.
 
-use crate::mapping::{Mapping, MappingTable, INFINITE};
+use crate::mapping::{Lookup, Mapping, MappingTable, INFINITE};
 use std::ffi::{c_char, CStr};
 use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -241,6 +241,35 @@ pub fn exists(
         text.push_str(&format!(", Name={}", variable_name(name)));
     }
     line(device, &text);
+}
+
+/// LLVM's lookup that changes no count (`getTgtPtrBegin` without an update): the
+/// mapping holding `[begin, begin + size)` (or, unless `must_contain`, overlapping it),
+/// with its "Mapping exists" line; returns its key.
+pub fn find_mapping(
+    device: usize,
+    table: &MappingTable,
+    begin: usize,
+    size: usize,
+    must_contain: bool,
+) -> Option<(usize, &Mapping)> {
+    let key = match table.lookup(begin, size) {
+        Lookup::Contained(key) => key,
+        Lookup::Extends(key) if !must_contain => key,
+        _ => return None,
+    };
+    let m = table.get(key)?;
+    exists(
+        device,
+        m,
+        begin,
+        size,
+        false,
+        " (update suppressed)",
+        false,
+        None,
+    );
+    Some((key, m))
 }
 
 /// The lines of LLVM's `dumpTargetPointerMappings` for one device's table, the

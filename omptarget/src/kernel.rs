@@ -6,7 +6,7 @@ use crate::abi::{
 };
 use crate::data::{self, Devices, Failed};
 use crate::info;
-use crate::mapping::{Lookup, MappingTable};
+use crate::mapping::MappingTable;
 use crate::ol;
 use crate::policy::{self, message};
 use crate::registry::{self, resolve_or_abort, Target};
@@ -27,22 +27,8 @@ fn device_address_for(
     host: usize,
     size: usize,
 ) -> Option<(usize, usize)> {
-    match table.lookup(host, size) {
-        Lookup::Contained(key) | Lookup::Extends(key) => table.get(key).map(|m| {
-            info::exists(
-                devs.number,
-                m,
-                host,
-                size,
-                false,
-                " (update suppressed)",
-                false,
-                None,
-            );
-            (m.device_address(host), m.name)
-        }),
-        Lookup::Absent => None,
-    }
+    info::find_mapping(devs.number, table, host, size, false)
+        .map(|(_, m)| (m.device_address(host), m.name))
 }
 
 /// A lambda's by-reference capture (clang marks it `PTR_AND_OBJ | LITERAL | IMPLICIT`,

@@ -224,14 +224,6 @@ impl MappingTable {
         self.by_begin.remove(&key)
     }
 
-    /// The mapping containing `[begin, begin + size)`, if any.
-    pub fn find(&self, begin: usize, size: usize) -> Option<&Mapping> {
-        match self.lookup(begin, size) {
-            Lookup::Contained(key) => self.by_begin.get(&key),
-            _ => None,
-        }
-    }
-
     /// Every mapping, by host address.
     pub fn iter(&self) -> impl Iterator<Item = &Mapping> {
         self.by_begin.values()
@@ -259,7 +251,7 @@ mod tests {
         assert_eq!(t.lookup(100, 100), Lookup::Contained(100));
         assert_eq!(t.lookup(150, 10), Lookup::Contained(100));
         assert_eq!(t.lookup(199, 0), Lookup::Contained(100));
-        assert_eq!(t.find(120, 4).unwrap().device_address(120), 5020);
+        assert_eq!(t.get(100).unwrap().device_address(120), 5020);
     }
 
     #[test]
@@ -290,7 +282,7 @@ mod tests {
         assert_eq!(t.lookup(1119, 0), Lookup::Contained(1040));
         assert_eq!(t.lookup(1120, 0), Lookup::Absent);
         assert_eq!(t.lookup(999, 0), Lookup::Absent);
-        assert_eq!(t.find(1000, 0).unwrap().device_address(1000), 8960);
+        assert_eq!(t.get(1040).unwrap().device_address(1000), 8960);
     }
 
     #[test]

@@ -32,7 +32,7 @@ fn contiguous(
     size: usize,
     flags: i64,
 ) -> Result<(), Failed> {
-    let Some(m) = table.find(begin, size) else {
+    let Some((_, m)) = info::find_mapping(devs.number, table, begin, size, true) else {
         if flags & mt::PRESENT != 0 {
             message(&format!(
                 "message: device mapping required by 'present' motion modifier does not exist for host address 0x{begin:016x} ({size} bytes)"
@@ -41,16 +41,6 @@ fn contiguous(
         }
         return Ok(());
     };
-    info::exists(
-        devs.number,
-        m,
-        begin,
-        size,
-        false,
-        " (update suppressed)",
-        false,
-        None,
-    );
     let device_begin = m.device_address(begin);
     if flags & mt::TO != 0 {
         data::to_device(devs, device_begin, begin, size, m.name)?;
