@@ -79,6 +79,35 @@ if [ -x "$BUILD/bench-c/bench_libomptarget" ]; then
   echo "(ratio: libomptarget's time / liboffload's; above 1 means liboffload is faster)"
 fi
 
+# Our libomptarget.so.19.1 against LLVM 19's: the same clang-19 binary, LD_LIBRARY_PATH
+# picks the library; three runs of each, alternating, and the median of the medians.
+omp_bench="$BUILD/bench-c/bench_libomptarget"
+if [ -x "$omp_bench" ] && [ -e "$PREFIX/lib/libomptarget.so.19.1" ]; then
+  for round in 1 2 3; do
+    LD_LIBRARY_PATH=/usr/lib/llvm-19/lib "$omp_bench" >"$out/omp_llvm$round"
+    LD_LIBRARY_PATH="$PREFIX/lib" "$omp_bench" >"$out/omp_ours$round"
+  done
+  echo
+  echo "The same OpenMP binary on LLVM 19's libomptarget and on ours (device 0), medians"
+  printf '%-36s %12s %12s %9s\n' what "LLVM 19" ours ours/LLVM
+  awk '
+    FNR == 1 { who = (FILENAME ~ /omp_ours[0-9]$/) ? "ours" : "llvm" }
+    $1 == "RESULT" { v[who, $2] = v[who, $2] " " $3; if (!($2 in seen)) { seen[$2] = 1; name[++n] = $2 } }
+    function mid(list,   a, k, i, j, t) {
+      k = split(list, a, " ")
+      for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+        t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+      return a[int((k + 1) / 2)]
+    }
+    END {
+      for (i = 1; i <= n; i++) {
+        c = name[i]; l = mid(v["llvm", c]); o = mid(v["ours", c])
+        printf "%-36s %12s %12s %8.2fx\n", c, l, o, (l > 0 ? o / l : 0)
+      }
+    }' "$out"/omp_llvm[123] "$out"/omp_ours[123]
+  echo "(ours/LLVM: our time / LLVM's; below 1 means ours is faster)"
+fi
+
 # LLVM 22's libLLVMOffload.so.22.1 against ours: one binary, written for LLVM's header and
 # linked against libLLVMOffload.so.22.1; LD_LIBRARY_PATH picks the library. Three runs of
 # each, alternating, and the median of the three medians.

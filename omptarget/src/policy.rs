@@ -13,15 +13,20 @@ pub enum Policy {
 }
 
 /// The policy `OMP_TARGET_OFFLOAD` asks for (case-insensitive; anything else: default).
+/// Read once, as LLVM reads it at start-up: every construct asks, and reading the
+/// environment each time cost more than a whole `target update`.
 pub fn requested() -> Policy {
-    match std::env::var("OMP_TARGET_OFFLOAD")
-        .map(|v| v.to_ascii_lowercase())
-        .as_deref()
-    {
-        Ok("mandatory") => Policy::Mandatory,
-        Ok("disabled") => Policy::Disabled,
-        _ => Policy::Default,
-    }
+    static POLICY: LazyLock<Policy> = LazyLock::new(|| {
+        match std::env::var("OMP_TARGET_OFFLOAD")
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref()
+        {
+            Ok("mandatory") => Policy::Mandatory,
+            Ok("disabled") => Policy::Disabled,
+            _ => Policy::Default,
+        }
+    });
+    *POLICY
 }
 
 /// The LLVM release whose library this one stands in for: 22 when loaded as
@@ -114,6 +119,10 @@ pub fn source_location(loc: *const c_void) -> Option<SourceLocation> {
 /// LLVM decides as here — the default policy becomes mandatory once a device exists.
 /// The last line names the construct's source position when the program has one.
 pub fn handle_outcome(success: bool, have_devices: bool, loc: *const c_void) {
+    let dump = crate::info::enabled(crate::info::kind::DUMP_TABLE);
+    if success && !dump {
+        return;
+    }
     let mandatory = match requested() {
         Policy::Mandatory => true,
         Policy::Disabled => false,
@@ -122,7 +131,6 @@ pub fn handle_outcome(success: bool, have_devices: bool, loc: *const c_void) {
     if !mandatory {
         return;
     }
-    let dump = crate::info::enabled(crate::info::kind::DUMP_TABLE);
     if dump {
         crate::registry::state().dump_tables(loc);
     }
