@@ -13,6 +13,7 @@ use crate::mapper;
 use crate::mapping::{Lookup, Mapping, MappingTable};
 use crate::ol::{self, Device};
 use crate::policy::{self, message};
+use crate::profile;
 
 /// The devices a copy runs between: `host` for host memory, `device` for its copies.
 #[derive(Clone, Copy)]
@@ -48,6 +49,7 @@ pub fn to_device(
     name: usize,
 ) -> Result<(), Failed> {
     info::transfer(devs.number, true, host, device, size, name);
+    let _timed = profile::scope("HostToDev", || format!("Size={size}B"));
     ol::memcpy(device, devs.device, host, devs.host, size).map_err(report)
 }
 
@@ -60,6 +62,7 @@ pub fn to_host(
     name: usize,
 ) -> Result<(), Failed> {
     info::transfer(devs.number, false, host, device, size, name);
+    let _timed = profile::scope("DevToHost", || format!("Size={size}B"));
     ol::memcpy(host, devs.host, device, devs.device, size).map_err(report)
 }
 

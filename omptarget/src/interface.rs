@@ -106,6 +106,7 @@ fn run(construct: Construct, device_id: i64, args: &[MapArg]) -> Vec<(usize, usi
     if crate::info::enabled(crate::info::kind::KERNEL_ARGS) {
         crate::info::arguments(device, loc, op.region(nowait), args);
     }
+    let _timed = crate::profile::scope("Runtime: Data Copy", || format!("NumArgs={}", args.len()));
     let mut state = registry::state();
     let result = state
         .load_images(device)

@@ -9,6 +9,7 @@ use crate::info;
 use crate::mapping::MappingTable;
 use crate::ol;
 use crate::policy::{self, message};
+use crate::profile;
 use crate::registry::{self, resolve_or_abort, Target};
 use std::ffi::c_void;
 
@@ -167,6 +168,9 @@ pub(crate) fn run_region(
     }
     // The launch runs without the registry lock, so other host threads can map meanwhile.
     let launched = values.and_then(|values| {
+        let _timed = profile::scope("Kernel Target", || {
+            format!("NumArguments={};NumTeams={blocks}", values.len())
+        });
         ol::launch(devs.device, kernel, &values).map_err(|e| {
             message(&format!("error: {e}"));
             message("error: Executing target region abort target.");
@@ -248,7 +252,11 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         with_dyn_ptr,
         blocks,
     };
+    let timed = profile::scope("Runtime: target exe", || {
+        format!("NumTeams={num_teams};NumArgs={}", list.len())
+    });
     let ok = run_region(device, host_ptr as usize, &list, launch).is_ok();
+    drop(timed);
     policy::handle_outcome(ok, true, loc);
     if ok {
         OFFLOAD_SUCCESS

@@ -27,6 +27,7 @@
 //! - [`device_uid`] — OpenMP 6.0's device UIDs (LLVM 22's exports).
 //! - [`policy`] — `OMP_TARGET_OFFLOAD` and LLVM's fatal messages.
 //! - [`info`] — `LIBOMPTARGET_INFO`'s lines.
+//! - [`profile`] — `LIBOMPTARGET_PROFILE`'s timeline.
 //! - [`not_implemented`] — OMPT and LLVM 22's newest calls, failing loudly.
 
 pub mod abi;
@@ -53,6 +54,7 @@ pub mod memset;
 pub mod not_implemented;
 pub mod ol;
 pub mod policy;
+pub mod profile;
 pub mod record_replay;
 pub mod registry;
 pub mod update;

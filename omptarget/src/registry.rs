@@ -301,6 +301,7 @@ pub fn unregister(desc: usize) {
             }
         }
     }
+    crate::profile::write();
     state.devices.clear();
     state.requirements = 0;
     state.all.clear();
