@@ -19,10 +19,11 @@ impl Entry {
         self.size == 0 && self.flags == 0
     }
 
-    /// A `declare target` variable with its own device copy (link variables, reached
-    /// through a device pointer instead, are not bound here).
+    /// A `declare target` variable: its device copy, or for a `link` variable the device
+    /// pointer through which the device reaches it (mapped like any global, so that
+    /// mapping the variable attaches that pointer). Indirect functions are not data.
     fn is_global(&self) -> bool {
-        self.size > 0 && self.flags & entry_flags::LINK == 0
+        self.size > 0 && self.flags & entry_flags::INDIRECT == 0
     }
 }
 
