@@ -2,6 +2,7 @@
 
 pub mod cuda;
 pub mod host;
+pub mod remote;
 
 use crate::plugin::Plugin;
 

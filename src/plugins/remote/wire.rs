@@ -1,0 +1,492 @@
+//! The messages between the application and a device server: each request and reply is
+//! one byte string (a kind byte, then little-endian fields; strings and byte blocks are
+//! length-prefixed with 64-bit lengths). Bulk data (copies, images) does not travel in
+//! them but in the fragments that follow (see `fragments`). Decoding never panics: a
+//! short or unknown message is an error naming what was wrong.
+
+use crate::plugin::InfoValue;
+
+/// One request of the application to a server.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Request {
+    /// Which devices the server has, and everything about them.
+    Hello,
+    Alloc {
+        device: u32,
+        kind: u32,
+        size: u64,
+    },
+    Free {
+        device: u32,
+        kind: u32,
+        address: u64,
+        size: u64,
+    },
+    /// `size` bytes follow, in fragments, to be written at `address`.
+    Write {
+        device: u32,
+        address: u64,
+        size: u64,
+    },
+    /// `size` bytes at `address` are wanted, in fragments after the reply.
+    Read {
+        device: u32,
+        address: u64,
+        size: u64,
+    },
+    Fill {
+        device: u32,
+        address: u64,
+        size: u64,
+        pattern: Vec<u8>,
+    },
+    /// An image of `size` bytes follows, in fragments.
+    LoadProgram {
+        device: u32,
+        size: u64,
+    },
+    DestroyProgram {
+        program: u64,
+    },
+    Symbol {
+        program: u64,
+        kind: u32,
+        name: String,
+    },
+    Launch {
+        device: u32,
+        kernel: u64,
+        groups: [u32; 3],
+        group_size: [u32; 3],
+        dynamic_shared: u64,
+        arguments: Vec<u8>,
+    },
+    Exit,
+}
+
+/// A server's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    Done,
+    /// An address or a handle on the server.
+    Value(u64),
+    /// `Hello`'s answer: each device's info, as (`ol_device_info_t`, value) pairs.
+    Devices(Vec<Vec<(u32, InfoValue)>>),
+    /// The operation failed: its `ol_errc_t` and the server's words.
+    Error {
+        code: u32,
+        details: String,
+    },
+}
+
+/// Why a message could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError(pub String);
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, v: u8) -> &mut Self {
+        self.0.push(v);
+        self
+    }
+    fn u32(&mut self, v: u32) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    fn bytes(&mut self, v: &[u8]) -> &mut Self {
+        self.u64(v.len() as u64);
+        self.0.extend_from_slice(v);
+        self
+    }
+}
+
+struct Reader<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], DecodeError> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.data.len());
+        let Some(end) = end else {
+            return Err(DecodeError(format!(
+                "message of {} bytes ends inside {what} (needs {n} more bytes at offset {})",
+                self.data.len(),
+                self.at
+            )));
+        };
+        let slice = &self.data[self.at..end];
+        self.at = end;
+        Ok(slice)
+    }
+    fn u8(&mut self, what: &str) -> Result<u8, DecodeError> {
+        Ok(self.take(1, what)?[0])
+    }
+    fn u32(&mut self, what: &str) -> Result<u32, DecodeError> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self, what: &str) -> Result<u64, DecodeError> {
+        let b = self.take(8, what)?;
+        Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+    fn bytes(&mut self, what: &str) -> Result<Vec<u8>, DecodeError> {
+        let n = self.u64(what)?;
+        let n = usize::try_from(n).map_err(|_| DecodeError(format!("{what} of {n} bytes")))?;
+        Ok(self.take(n, what)?.to_vec())
+    }
+    fn string(&mut self, what: &str) -> Result<String, DecodeError> {
+        String::from_utf8(self.bytes(what)?)
+            .map_err(|_| DecodeError(format!("{what} is not UTF-8")))
+    }
+    fn dims(&mut self, what: &str) -> Result<[u32; 3], DecodeError> {
+        Ok([self.u32(what)?, self.u32(what)?, self.u32(what)?])
+    }
+    fn finish(&self) -> Result<(), DecodeError> {
+        if self.at == self.data.len() {
+            Ok(())
+        } else {
+            Err(DecodeError(format!(
+                "{} bytes left over after the message",
+                self.data.len() - self.at
+            )))
+        }
+    }
+}
+
+impl Request {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        match self {
+            Request::Hello => w.u8(0),
+            Request::Alloc { device, kind, size } => w.u8(1).u32(*device).u32(*kind).u64(*size),
+            Request::Free {
+                device,
+                kind,
+                address,
+                size,
+            } => w.u8(2).u32(*device).u32(*kind).u64(*address).u64(*size),
+            Request::Write {
+                device,
+                address,
+                size,
+            } => w.u8(3).u32(*device).u64(*address).u64(*size),
+            Request::Read {
+                device,
+                address,
+                size,
+            } => w.u8(4).u32(*device).u64(*address).u64(*size),
+            Request::Fill {
+                device,
+                address,
+                size,
+                pattern,
+            } => w.u8(5).u32(*device).u64(*address).u64(*size).bytes(pattern),
+            Request::LoadProgram { device, size } => w.u8(6).u32(*device).u64(*size),
+            Request::DestroyProgram { program } => w.u8(7).u64(*program),
+            Request::Symbol {
+                program,
+                kind,
+                name,
+            } => w.u8(8).u64(*program).u32(*kind).bytes(name.as_bytes()),
+            Request::Launch {
+                device,
+                kernel,
+                groups,
+                group_size,
+                dynamic_shared,
+                arguments,
+            } => {
+                w.u8(9).u32(*device).u64(*kernel);
+                for d in groups.iter().chain(group_size) {
+                    w.u32(*d);
+                }
+                w.u64(*dynamic_shared).bytes(arguments)
+            }
+            Request::Exit => w.u8(10),
+        };
+        w.0
+    }
+
+    pub fn decode(data: &[u8]) -> Result<Request, DecodeError> {
+        let mut r = Reader { data, at: 0 };
+        let request = match r.u8("the request kind")? {
+            0 => Request::Hello,
+            1 => Request::Alloc {
+                device: r.u32("device")?,
+                kind: r.u32("allocation kind")?,
+                size: r.u64("size")?,
+            },
+            2 => Request::Free {
+                device: r.u32("device")?,
+                kind: r.u32("allocation kind")?,
+                address: r.u64("address")?,
+                size: r.u64("size")?,
+            },
+            3 => Request::Write {
+                device: r.u32("device")?,
+                address: r.u64("address")?,
+                size: r.u64("size")?,
+            },
+            4 => Request::Read {
+                device: r.u32("device")?,
+                address: r.u64("address")?,
+                size: r.u64("size")?,
+            },
+            5 => Request::Fill {
+                device: r.u32("device")?,
+                address: r.u64("address")?,
+                size: r.u64("size")?,
+                pattern: r.bytes("fill pattern")?,
+            },
+            6 => Request::LoadProgram {
+                device: r.u32("device")?,
+                size: r.u64("image size")?,
+            },
+            7 => Request::DestroyProgram {
+                program: r.u64("program")?,
+            },
+            8 => Request::Symbol {
+                program: r.u64("program")?,
+                kind: r.u32("symbol kind")?,
+                name: r.string("symbol name")?,
+            },
+            9 => Request::Launch {
+                device: r.u32("device")?,
+                kernel: r.u64("kernel")?,
+                groups: r.dims("group counts")?,
+                group_size: r.dims("group size")?,
+                dynamic_shared: r.u64("dynamic shared memory")?,
+                arguments: r.bytes("kernel arguments")?,
+            },
+            10 => Request::Exit,
+            other => {
+                return Err(DecodeError(format!(
+                    "unknown request kind {other} (expected 0 to 10)"
+                )))
+            }
+        };
+        r.finish()?;
+        Ok(request)
+    }
+}
+
+fn encode_value(w: &mut Writer, v: &InfoValue) {
+    match v {
+        InfoValue::Str(s) => w.u8(0).bytes(s.as_bytes()),
+        InfoValue::U32(x) => w.u8(1).u32(*x),
+        InfoValue::U64(x) => w.u8(2).u64(*x),
+        InfoValue::Usize(x) => w.u8(3).u64(*x as u64),
+        InfoValue::Bool(b) => w.u8(4).u8(u8::from(*b)),
+        InfoValue::Dims(d) => w.u8(5).u32(d[0]).u32(d[1]).u32(d[2]),
+        InfoValue::Handle(x) => w.u8(6).u64(*x as u64),
+    };
+}
+
+fn decode_value(r: &mut Reader) -> Result<InfoValue, DecodeError> {
+    let to_usize = |x: u64| {
+        usize::try_from(x).map_err(|_| DecodeError(format!("value {x} does not fit usize")))
+    };
+    Ok(match r.u8("info value kind")? {
+        0 => InfoValue::Str(r.string("info string")?),
+        1 => InfoValue::U32(r.u32("info value")?),
+        2 => InfoValue::U64(r.u64("info value")?),
+        3 => InfoValue::Usize(to_usize(r.u64("info value")?)?),
+        4 => InfoValue::Bool(r.u8("info value")? != 0),
+        5 => InfoValue::Dims(r.dims("info dimensions")?),
+        6 => InfoValue::Handle(to_usize(r.u64("info handle")?)?),
+        other => {
+            return Err(DecodeError(format!(
+                "unknown info value kind {other} (expected 0 to 6)"
+            )))
+        }
+    })
+}
+
+impl Reply {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        match self {
+            Reply::Done => {
+                w.u8(0);
+            }
+            Reply::Value(v) => {
+                w.u8(1).u64(*v);
+            }
+            Reply::Devices(devices) => {
+                w.u8(2).u64(devices.len() as u64);
+                for device in devices {
+                    w.u64(device.len() as u64);
+                    for (key, value) in device {
+                        w.u32(*key);
+                        encode_value(&mut w, value);
+                    }
+                }
+            }
+            Reply::Error { code, details } => {
+                w.u8(3).u32(*code).bytes(details.as_bytes());
+            }
+        }
+        w.0
+    }
+
+    pub fn decode(data: &[u8]) -> Result<Reply, DecodeError> {
+        let mut r = Reader { data, at: 0 };
+        let reply = match r.u8("the reply kind")? {
+            0 => Reply::Done,
+            1 => Reply::Value(r.u64("value")?),
+            2 => {
+                let count = r.u64("device count")?;
+                let mut devices = Vec::new();
+                for _ in 0..count {
+                    let keys = r.u64("info count")?;
+                    let mut info = Vec::new();
+                    for _ in 0..keys {
+                        info.push((r.u32("info key")?, decode_value(&mut r)?));
+                    }
+                    devices.push(info);
+                }
+                Reply::Devices(devices)
+            }
+            3 => Reply::Error {
+                code: r.u32("error code")?,
+                details: r.string("error details")?,
+            },
+            other => {
+                return Err(DecodeError(format!(
+                    "unknown reply kind {other} (expected 0 to 3)"
+                )))
+            }
+        };
+        r.finish()?;
+        Ok(reply)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn requests() -> Vec<Request> {
+        vec![
+            Request::Hello,
+            Request::Alloc {
+                device: 1,
+                kind: 2,
+                size: 1 << 40,
+            },
+            Request::Free {
+                device: 0,
+                kind: 1,
+                address: 0xdead_beef,
+                size: 64,
+            },
+            Request::Write {
+                device: 3,
+                address: 0x1000,
+                size: (2 << 30) + 1,
+            },
+            Request::Read {
+                device: 3,
+                address: 0x2000,
+                size: 7,
+            },
+            Request::Fill {
+                device: 0,
+                address: 8,
+                size: 24,
+                pattern: vec![1, 2, 3],
+            },
+            Request::LoadProgram {
+                device: 2,
+                size: 123_456,
+            },
+            Request::DestroyProgram { program: 77 },
+            Request::Symbol {
+                program: 77,
+                kind: 0,
+                name: "saxpy".into(),
+            },
+            Request::Launch {
+                device: 1,
+                kernel: 99,
+                groups: [4, 2, 1],
+                group_size: [64, 1, 1],
+                dynamic_shared: 512,
+                arguments: vec![9; 24],
+            },
+            Request::Exit,
+        ]
+    }
+
+    #[test]
+    fn every_request_survives_the_wire() {
+        for request in requests() {
+            assert_eq!(Request::decode(&request.encode()), Ok(request.clone()));
+        }
+    }
+
+    #[test]
+    fn every_reply_survives_the_wire() {
+        let replies = vec![
+            Reply::Done,
+            Reply::Value(u64::MAX),
+            Reply::Devices(vec![
+                vec![
+                    (1, InfoValue::Str("rank 1: AMD EPYC".into())),
+                    (2, InfoValue::U32(7)),
+                    (3, InfoValue::U64(1 << 33)),
+                    (4, InfoValue::Usize(12)),
+                    (5, InfoValue::Bool(true)),
+                    (6, InfoValue::Dims([1, 2, 3])),
+                    (7, InfoValue::Handle(0x1234)),
+                ],
+                vec![],
+            ]),
+            Reply::Error {
+                code: 6,
+                details: "out of memory".into(),
+            },
+        ];
+        for reply in replies {
+            assert_eq!(Reply::decode(&reply.encode()), Ok(reply.clone()));
+        }
+    }
+
+    #[test]
+    fn truncated_unknown_and_padded_messages_are_errors() {
+        for request in requests() {
+            let bytes = request.encode();
+            for cut in 0..bytes.len() {
+                assert!(
+                    Request::decode(&bytes[..cut]).is_err(),
+                    "{request:?} cut at {cut}"
+                );
+            }
+            let mut padded = bytes.clone();
+            padded.push(0);
+            assert!(Request::decode(&padded)
+                .unwrap_err()
+                .0
+                .contains("left over"));
+        }
+        assert!(Request::decode(&[200])
+            .unwrap_err()
+            .0
+            .contains("unknown request kind 200"));
+        assert!(Reply::decode(&[9])
+            .unwrap_err()
+            .0
+            .contains("unknown reply kind 9"));
+        // A length that claims more than the message holds.
+        let lie = [
+            8u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 127,
+        ];
+        assert!(Request::decode(&lie).is_err());
+    }
+}
