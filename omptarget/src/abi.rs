@@ -140,7 +140,9 @@ pub struct NonContiguousDim {
     pub stride: u64,
 }
 
-/// Reads the caller's parallel arrays into `MapArg`s.
+/// Reads the caller's parallel arrays into `MapArg`s. Arrays clang always passes (bases,
+/// begins, sizes, types) must be there when there are arguments, and sizes must not be
+/// negative: a broken argument list is refused with what was wrong, never dereferenced.
 ///
 /// # Safety
 /// Each non-NULL array must hold `count` elements (LLVM's contract for these calls).
@@ -152,32 +154,45 @@ pub unsafe fn map_args(
     types: *const i64,
     names: *mut *mut c_void,
     mappers: *mut *mut c_void,
-) -> Vec<MapArg> {
-    let count = usize::try_from(count).unwrap_or(0);
+) -> Result<Vec<MapArg>, String> {
+    let Ok(count) = usize::try_from(count) else {
+        return Err(format!("a negative argument count ({count})"));
+    };
+    if count > 0 {
+        let required = [
+            ("base", bases.is_null()),
+            ("begin", begins.is_null()),
+            ("size", sizes.is_null()),
+            ("type", types.is_null()),
+        ];
+        if let Some((which, _)) = required.iter().find(|(_, missing)| *missing) {
+            return Err(format!(
+                "{count} arguments but a NULL {which} array (expected one entry per argument)"
+            ));
+        }
+    }
+    let read_ptr = |a: *mut *mut c_void, i: usize| {
+        if a.is_null() {
+            0
+        } else {
+            // SAFETY: a non-NULL array holds `count` elements (the caller's promise).
+            unsafe { *a.add(i) as usize }
+        }
+    };
     (0..count)
         .map(|i| {
-            // SAFETY: the caller promises `count` elements in each non-NULL array.
-            unsafe {
-                let read_ptr = |a: *mut *mut c_void| {
-                    if a.is_null() {
-                        0
-                    } else {
-                        *a.add(i) as usize
-                    }
-                };
-                MapArg {
-                    base: read_ptr(bases),
-                    begin: read_ptr(begins),
-                    size: if sizes.is_null() {
-                        0
-                    } else {
-                        usize::try_from(*sizes.add(i)).unwrap_or(0)
-                    },
-                    map_type: if types.is_null() { 0 } else { *types.add(i) },
-                    mapper: read_ptr(mappers),
-                    name: read_ptr(names),
-                }
-            }
+            // SAFETY: the four arrays are non-NULL here and hold `count` elements.
+            let (size, map_type) = unsafe { (*sizes.add(i), *types.add(i)) };
+            let size = usize::try_from(size)
+                .map_err(|_| format!("argument {i} has a negative size ({size} bytes)"))?;
+            Ok(MapArg {
+                base: read_ptr(bases, i),
+                begin: read_ptr(begins, i),
+                size,
+                map_type,
+                mapper: read_ptr(mappers, i),
+                name: read_ptr(names, i),
+            })
         })
         .collect()
 }
@@ -185,6 +200,47 @@ pub unsafe fn map_args(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ptr::null_mut;
+
+    #[test]
+    fn broken_argument_lists_are_refused() {
+        let bases = [8usize as *mut c_void];
+        let mut begins = [8usize as *mut c_void];
+        let sizes = [4i64];
+        let types = [map_type::TO];
+        let read = |count, sizes: *const i64, begins: *mut *mut c_void| {
+            // SAFETY: each non-NULL array holds one element.
+            unsafe {
+                map_args(
+                    count,
+                    bases.as_ptr().cast_mut(),
+                    begins,
+                    sizes,
+                    types.as_ptr(),
+                    null_mut(),
+                    null_mut(),
+                )
+            }
+        };
+        assert_eq!(
+            read(1, sizes.as_ptr(), begins.as_mut_ptr()).unwrap()[0].size,
+            4
+        );
+        assert!(read(-3, sizes.as_ptr(), begins.as_mut_ptr())
+            .unwrap_err()
+            .contains("negative argument count"));
+        assert!(read(1, std::ptr::null(), begins.as_mut_ptr())
+            .unwrap_err()
+            .contains("NULL size array"));
+        assert!(read(1, sizes.as_ptr(), null_mut())
+            .unwrap_err()
+            .contains("NULL begin array"));
+        let negative = [-1i64];
+        assert!(read(1, negative.as_ptr(), begins.as_mut_ptr())
+            .unwrap_err()
+            .contains("negative size"));
+        assert!(read(0, std::ptr::null(), null_mut()).unwrap().is_empty());
+    }
 
     #[test]
     fn kernel_args_versions() {

@@ -142,7 +142,14 @@ unsafe fn data_op(
     mappers: *mut *mut c_void,
 ) {
     // SAFETY: the caller's promise, passed on.
-    let list = unsafe { map_args(arg_num, bases, args, sizes, types, names, mappers) };
+    let list = match unsafe { map_args(arg_num, bases, args, sizes, types, names, mappers) } {
+        Ok(list) => list,
+        Err(e) => {
+            message(&format!("error: {e}"));
+            policy::handle_outcome(false, true, construct.loc);
+            return;
+        }
+    };
     for (index, device_base) in run(construct, device_id, &list) {
         // SAFETY: `index < arg_num`, inside the caller's base array.
         unsafe { *bases.add(index) = device_base as *mut c_void };

@@ -233,6 +233,14 @@ pub unsafe extern "C" fn __tgt_target_kernel(
             k.arg_mappers,
         )
     };
+    let list = match list {
+        Ok(list) => list,
+        Err(e) => {
+            message(&format!("error: {e}"));
+            policy::handle_outcome(false, true, loc);
+            return OFFLOAD_FAIL;
+        }
+    };
     if info::enabled(info::kind::KERNEL_ARGS) {
         info::arguments(device, loc, "Entering OpenMP kernel", &list);
     }

@@ -221,7 +221,12 @@ pub unsafe fn register(desc: *const BinDesc) {
             return;
         }
     };
-    let count = usize::try_from(d.num_device_images).unwrap_or(0);
+    // A descriptor without an image array has no images, whatever its count says.
+    let count = if d.device_images.is_null() {
+        0
+    } else {
+        usize::try_from(d.num_device_images).unwrap_or(0)
+    };
     let images: Vec<&'static [u8]> = (0..count)
         .filter_map(|i| {
             // SAFETY: `device_images` holds `num_device_images` images whose bytes stay
