@@ -158,6 +158,10 @@ fn mapped_address(device: usize, ptr: usize) -> Option<usize> {
 /// Whether `ptr` has a device copy on `device_num` (always, on the initial device).
 #[no_mangle]
 pub extern "C" fn omp_target_is_present(ptr: *const c_void, device_num: c_int) -> c_int {
+    // NULL is never present, on any device (LLVM answers so before looking at the device).
+    if ptr.is_null() {
+        return 0;
+    }
     match resolve(i64::from(device_num)) {
         Some(Target::Host) => 1,
         Some(Target::Device(device)) => c_int::from(mapped_address(device, ptr as usize).is_some()),
