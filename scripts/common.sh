@@ -55,6 +55,11 @@ ensure_build_tools() {
   # liboffload-22-dev: LLVM 22's liboffload, whose header, library and
   # llvm-offload-device-info-22 the compatibility tests compare ours with.
   ensure_libraries libffi-dev liboffload-22-dev
+  # Remote devices over MPI (remote-mpi/): OpenMPI to build and run them, and libclang
+  # for the mpi crate's bindings.
+  ensure_packages mpirun:openmpi-bin
+  ensure_libraries libopenmpi-dev libclang-19-dev
+  export LIBCLANG_PATH="${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}"
   if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo is missing: install Rust (https://rustup.rs), then run this again" >&2
     exit 1

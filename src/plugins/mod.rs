@@ -12,5 +12,6 @@ pub fn available() -> Vec<Box<dyn Plugin>> {
     vec![
         Box::new(host::HostPlugin),
         Box::new(cuda::CudaPlugin::new()),
+        Box::new(remote::plugin::RemotePlugin),
     ]
 }

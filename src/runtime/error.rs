@@ -34,6 +34,43 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    const ALL: [ErrorCode; 25] = [
+        ErrorCode::Success,
+        ErrorCode::Unknown,
+        ErrorCode::HostIo,
+        ErrorCode::InvalidBinary,
+        ErrorCode::InvalidNullPointer,
+        ErrorCode::InvalidArgument,
+        ErrorCode::NotFound,
+        ErrorCode::OutOfResources,
+        ErrorCode::InvalidSize,
+        ErrorCode::InvalidEnumeration,
+        ErrorCode::HostToolNotFound,
+        ErrorCode::InvalidValue,
+        ErrorCode::Unimplemented,
+        ErrorCode::Unsupported,
+        ErrorCode::AssembleFailure,
+        ErrorCode::CompileFailure,
+        ErrorCode::LinkFailure,
+        ErrorCode::BackendFailure,
+        ErrorCode::Uninitialized,
+        ErrorCode::InvalidNullHandle,
+        ErrorCode::InvalidPlatform,
+        ErrorCode::InvalidDevice,
+        ErrorCode::InvalidQueue,
+        ErrorCode::InvalidEvent,
+        ErrorCode::SymbolKind,
+    ];
+
+    /// The code with C value `value` (`Unknown` for a value no code has): codes that
+    /// arrive from another process (remote devices).
+    pub fn from_value(value: u32) -> ErrorCode {
+        Self::ALL
+            .get(value as usize)
+            .copied()
+            .unwrap_or(ErrorCode::Unknown)
+    }
+
     /// The C spelling, used by tracing and by `Display`.
     pub fn name(self) -> &'static str {
         match self {

@@ -1,9 +1,19 @@
 //! Remote devices over MPI (issue 11, in progress): every device of a device-server
-//! process (`offload-mpi-device`, one per MPI rank) appears in the application as an
-//! ordinary device. What is here so far is the part that needs no MPI: the wire format
-//! of requests and replies ([`wire`]) and how large transfers are cut ([`fragments`]).
-//! The transport (rsmpi, non-blocking, a pool of communicators), the server and the
-//! plugin build on them.
+//! process (`offload-mpi-device`, one per MPI rank, the `remote-mpi` crate) appears in
+//! the application as an ordinary device of the MPI platform.
+//!
+//! - [`wire`] — requests and replies as bytes; [`fragments`] — how transfers are cut.
+//! - [`link`] — the MPI transport library, opened only under an MPI launcher.
+//! - [`session`] — the server ranks and one whole exchange at a time with each.
+//! - [`device`], [`plugin`] — the devices and the platform.
+//!
+//! Served so far: discovery with every info value, memory of every kind, copies between
+//! the application and a server. Programs, kernels, queues, events and copies between
+//! servers answer "not served yet" (`OL_ERRC_UNIMPLEMENTED`).
 
+pub mod device;
 pub mod fragments;
+pub mod link;
+pub mod plugin;
+pub mod session;
 pub mod wire;

@@ -1,0 +1,66 @@
+/* Remote devices over MPI, run as `mpirun -np 2 offload-mpi-device : -np 1
+ * test_remote_mpi`: every device of both servers appears with the server's info (its
+ * name says which rank), memory of each kind is allocated, written, read back and freed
+ * on each, 0 and odd sizes included, and a server's failure comes back as the matching
+ * error code with the server's rank in its details. Without an MPI launcher there are
+ * no remote devices, and the test skips. */
+#include "offload_test.h"
+
+static bool is_remote(ol_device_handle_t device) {
+  ol_platform_handle_t platform = NULL;
+  ol_platform_backend_t backend = OL_PLATFORM_BACKEND_UNKNOWN;
+  CHECK_OK(olGetDeviceInfo(device, OL_DEVICE_INFO_PLATFORM, sizeof platform, &platform));
+  CHECK_OK(olGetPlatformInfo(platform, OL_PLATFORM_INFO_BACKEND, sizeof backend, &backend));
+  return backend == OL_PLATFORM_BACKEND_MPI;
+}
+
+static void round_trip(ol_device_handle_t remote, ol_device_handle_t host,
+                       ol_alloc_type_t type, size_t size) {
+  unsigned char *src = malloc(size + 1), *back = malloc(size + 1);
+  REQUIRE(src && back);
+  for (size_t i = 0; i < size; i++) src[i] = (unsigned char)(i * 31 + size);
+  memset(back, 0xee, size + 1);
+  void *mem = NULL;
+  if (!CHECK_OK(olMemAlloc(remote, type, size, &mem))) return;
+  CHECK_OK(olMemcpy(NULL, mem, remote, src, host, size));
+  CHECK_OK(olMemcpy(NULL, back, host, mem, remote, size));
+  CHECK(memcmp(src, back, size) == 0);
+  CHECK_EQ(back[size], 0xee); /* nothing written past the end */
+  CHECK_OK(olMemFree(mem));
+  free(src);
+  free(back);
+}
+
+int main(void) {
+  REQUIRE_OK(olInit());
+  device_list_t list = all_devices();
+  ol_device_handle_t host = host_device();
+  size_t remotes = 0;
+  for (size_t i = 0; i < list.count; i++) {
+    ol_device_handle_t d = list.devices[i];
+    if (!is_remote(d)) continue;
+    remotes++;
+    char name[256] = {0};
+    CHECK_OK(olGetDeviceInfo(d, OL_DEVICE_INFO_NAME, sizeof name, name));
+    CHECK(strncmp(name, "rank ", 5) == 0);
+    CHECK_EQ(device_type(d), OL_DEVICE_TYPE_CPU);
+    uint32_t units = 0;
+    CHECK_OK(olGetDeviceInfo(d, OL_DEVICE_INFO_NUM_COMPUTE_UNITS, sizeof units, &units));
+    CHECK(units > 0);
+    round_trip(d, host, OL_ALLOC_TYPE_DEVICE, 4096);
+    round_trip(d, host, OL_ALLOC_TYPE_HOST, 1);
+    round_trip(d, host, OL_ALLOC_TYPE_MANAGED, (3u << 20) + 7);
+    /* The server cannot allocate this: its error, its words, its rank. */
+    void *huge = NULL;
+    ol_result_t r = olMemAlloc(d, OL_ALLOC_TYPE_DEVICE, (size_t)1 << 60, &huge);
+    CHECK_DETAILS(OUT_OF_RESOURCES, "rank ", r);
+  }
+  if (remotes == 0) {
+    printf("skipped: no remote devices (run under mpirun with offload-mpi-device)\n");
+    olShutDown();
+    return TEST_SKIP_CODE;
+  }
+  CHECK(remotes >= 2); /* two servers, each with its host device */
+  CHECK_OK(olShutDown());
+  return test_finish("test_remote_mpi");
+}

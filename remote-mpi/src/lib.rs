@@ -1,0 +1,10 @@
+//! liboffload's MPI transport. The runtime (`src/plugins/remote/`) loads this library
+//! only when the process was started by an MPI launcher, so liboffload itself never
+//! links libmpi; the device server `offload-mpi-device` links it directly.
+//!
+//! - [`transport`] — MPI with `MPI_THREAD_MULTIPLE`, tagged byte messages, receives
+//!   with a deadline (a dead peer is an error, never a hang).
+//! - [`ffi`] — the same as C functions, for the runtime to call through libloading.
+
+pub mod ffi;
+pub mod transport;

@@ -1,0 +1,57 @@
+//! The remote platform (`OL_PLATFORM_BACKEND_MPI`): every device of every server rank.
+
+use super::device::RemoteDevice;
+use super::session::session;
+use super::wire::{Reply, Request};
+use crate::plugin::{self, Backend};
+use crate::runtime::config::trace;
+use std::sync::Arc;
+
+pub struct RemotePlugin;
+
+impl plugin::Plugin for RemotePlugin {
+    fn backend(&self) -> Backend {
+        Backend::Mpi
+    }
+
+    fn name(&self) -> String {
+        String::from("MPI")
+    }
+
+    fn vendor(&self) -> String {
+        String::from("liboffload")
+    }
+
+    fn version(&self) -> String {
+        String::from(env!("CARGO_PKG_VERSION"))
+    }
+
+    fn devices(&self) -> Vec<Arc<dyn plugin::Device>> {
+        let session = match session() {
+            Ok(s) => s,
+            Err(reason) => {
+                trace(|| format!("MPI: no devices: {reason}"));
+                return Vec::new();
+            }
+        };
+        let mut devices: Vec<Arc<dyn plugin::Device>> = Vec::new();
+        for rank in session.server_ranks() {
+            match session.exchange(rank, &Request::Hello, &[], 0) {
+                Ok((Reply::Devices(list), _)) => {
+                    for (index, info) in list.into_iter().enumerate() {
+                        devices.push(Arc::new(RemoteDevice {
+                            session: session.clone(),
+                            rank,
+                            index: index as u32,
+                            info,
+                        }));
+                    }
+                }
+                Ok((other, _)) => trace(|| format!("MPI: rank {rank} answered {other:?}")),
+                Err(e) => trace(|| format!("MPI: rank {rank}: {}", e.details)),
+            }
+        }
+        trace(|| format!("MPI: {} device(s)", devices.len()));
+        devices
+    }
+}

@@ -1,0 +1,183 @@
+//! The application's side of an MPI job: which ranks serve devices, and one exchange at
+//! a time with each (a request, the data that goes with it, the reply, the data that
+//! comes back). A server that does not answer within the timeout turns the operation
+//! into an error naming it, never a hang. At process exit every server is told to stop.
+
+use super::fragments::{self, DEFAULT_FRAGMENT};
+use super::link::Link;
+use super::wire::{Reply, Request};
+use crate::runtime::error::{Error, ErrorCode, Result};
+use parking_lot::Mutex;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// The tags of `remote-mpi`'s transport (remote-mpi/src/transport.rs).
+pub const TAG_REQUEST: i32 = 1;
+pub const TAG_REPLY: i32 = 2;
+pub const TAG_DATA: i32 = 3;
+
+/// How long a server may take to answer (`OFFLOAD_MPI_TIMEOUT`, seconds; default 5).
+fn timeout() -> Duration {
+    let seconds = std::env::var("OFFLOAD_MPI_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(5.0);
+    Duration::from_secs_f64(seconds)
+}
+
+pub struct Session {
+    link: Link,
+    /// The server ranks, each with the lock that keeps its exchanges whole.
+    servers: Vec<(i32, Mutex<()>)>,
+    timeout: Duration,
+}
+
+static SESSION: OnceLock<std::result::Result<Arc<Session>, String>> = OnceLock::new();
+
+/// Whether an MPI launcher started this process (its environment says so).
+fn launched_by_mpi() -> bool {
+    [
+        "OMPI_COMM_WORLD_SIZE",
+        "PMI_SIZE",
+        "PMIX_RANK",
+        "MPI_LOCALNRANKS",
+    ]
+    .iter()
+    .any(|v| std::env::var_os(v).is_some())
+}
+
+/// The process's session, opened on first use (MPI is initialised once per process).
+pub fn session() -> std::result::Result<Arc<Session>, String> {
+    SESSION.get_or_init(open).clone()
+}
+
+fn open() -> std::result::Result<Arc<Session>, String> {
+    if !launched_by_mpi() {
+        return Err(
+            "not started by an MPI launcher (mpirun ... offload-mpi-device : ./app)".into(),
+        );
+    }
+    let link = Link::load()?;
+    let (size, rank) = link.open()?;
+    if size < 2 {
+        return Err(format!("the MPI job has {size} process: no server ranks"));
+    }
+    if rank != size - 1 {
+        return Err(format!(
+            "this is rank {rank} of {size}; the application must be the last rank (mpirun -np N offload-mpi-device : -np 1 ./app)"
+        ));
+    }
+    let session = Arc::new(Session {
+        link,
+        servers: (0..rank).map(|r| (r, Mutex::new(()))).collect(),
+        timeout: timeout(),
+    });
+    // SAFETY: registering a plain extern "C" function.
+    unsafe { libc::atexit(stop_servers) };
+    Ok(session)
+}
+
+/// At exit: every server is told to stop (and answers) before MPI is finalised.
+extern "C" fn stop_servers() {
+    let Some(Ok(session)) = SESSION.get() else {
+        return;
+    };
+    for (rank, _) in &session.servers {
+        if let Err(e) = session.exchange(*rank, &Request::Exit, &[], 0) {
+            crate::runtime::config::trace(|| format!("MPI: stopping rank {rank}: {e:?}"));
+        }
+    }
+    session.link.close();
+}
+
+impl Session {
+    pub fn server_ranks(&self) -> impl Iterator<Item = i32> + '_ {
+        self.servers.iter().map(|(r, _)| *r)
+    }
+
+    fn lost(rank: i32, e: String) -> Error {
+        Error::new(ErrorCode::BackendFailure, format!("rank {rank}: {e}"))
+    }
+
+    /// One operation with server `rank`: `request`, then `outgoing` (the data a write
+    /// carries), the reply, then `incoming` bytes back (a read's data) when it succeeded.
+    pub fn exchange(
+        &self,
+        rank: i32,
+        request: &Request,
+        outgoing: &[u8],
+        incoming: u64,
+    ) -> Result<(Reply, Vec<u8>)> {
+        let lock = self
+            .servers
+            .iter()
+            .find(|(r, _)| *r == rank)
+            .map(|(_, l)| l)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidDevice,
+                    format!("rank {rank} serves no devices"),
+                )
+            })?;
+        let _whole = lock.lock();
+        let lost = |e| Self::lost(rank, e);
+        self.link
+            .send(rank, TAG_REQUEST, &request.encode())
+            .map_err(lost)?;
+        for (offset, len) in fragments::pieces(outgoing.len() as u64, DEFAULT_FRAGMENT) {
+            let piece = &outgoing[offset as usize..(offset + len) as usize];
+            self.link.send(rank, TAG_DATA, piece).map_err(lost)?;
+        }
+        let bytes = self
+            .link
+            .receive(rank, TAG_REPLY, self.timeout)
+            .map_err(lost)?;
+        let reply =
+            Reply::decode(&bytes).map_err(|e| lost(format!("an unreadable reply: {}", e.0)))?;
+        if let Reply::Error { code, details } = reply {
+            return Err(Error::new(ErrorCode::from_value(code), details));
+        }
+        let mut data = Vec::with_capacity(incoming as usize);
+        for (_, len) in fragments::pieces(incoming, DEFAULT_FRAGMENT) {
+            let piece = self
+                .link
+                .receive(rank, TAG_DATA, self.timeout)
+                .map_err(lost)?;
+            if piece.len() as u64 != len {
+                return Err(lost(format!(
+                    "a data fragment of {} bytes, expected {len}",
+                    piece.len()
+                )));
+            }
+            data.extend_from_slice(&piece);
+        }
+        Ok((reply, data))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_an_mpi_launcher_there_is_no_session_and_it_says_why() {
+        if launched_by_mpi() {
+            return; // this test process itself runs under mpirun: nothing to check
+        }
+        let reason = session().err().expect("no session outside mpirun");
+        assert!(
+            reason.contains("not started by an MPI launcher"),
+            "{reason}"
+        );
+        let plugin = super::super::plugin::RemotePlugin;
+        assert!(crate::plugin::Plugin::devices(&plugin).is_empty());
+    }
+
+    #[test]
+    fn the_timeout_is_five_seconds_unless_set() {
+        if std::env::var_os("OFFLOAD_MPI_TIMEOUT").is_none() {
+            assert_eq!(timeout(), Duration::from_secs(5));
+        }
+    }
+}
