@@ -58,14 +58,36 @@ static inline bool device_is_cuda(ol_device_handle_t device) {
   return backend == OL_PLATFORM_BACKEND_CUDA;
 }
 
+static inline bool device_is_remote(ol_device_handle_t device) {
+  ol_platform_handle_t platform = NULL;
+  ol_platform_backend_t backend = OL_PLATFORM_BACKEND_UNKNOWN;
+  CHECK_OK(olGetDeviceInfo(device, OL_DEVICE_INFO_PLATFORM, sizeof platform, &platform));
+  CHECK_OK(olGetPlatformInfo(platform, OL_PLATFORM_INFO_BACKEND, sizeof backend, &backend));
+  return backend == OL_PLATFORM_BACKEND_MPI;
+}
+
+/* The first device of the MPI platform (a server's host device, under mpirun with
+ * offload-mpi-device); exits 77 saying so where there is none. */
+static inline ol_device_handle_t remote_test_device(void) {
+  device_list_t list = all_devices();
+  for (size_t i = 0; i < list.count; ++i)
+    if (device_is_remote(list.devices[i]))
+      return list.devices[i];
+  printf("skipped: no remote device (run under mpirun with offload-mpi-device)\n");
+  exit(TEST_SKIP_CODE);
+}
+
 /* The device a kernel test runs on, from the environment variable OFFLOAD_TEST_DEVICE:
  * unset, empty or "host": the host device; "gpu" or "gpu:N": the N-th (from 0) GPU of
- * the CUDA platform (the test kernels' GPU build is PTX). Where that GPU is missing, the
- * test prints why and exits 77, which ctest shows as skipped. Call after olInit. */
+ * the CUDA platform (the test kernels' GPU build is PTX); "remote": the first remote
+ * device (MPI). Where that device is missing, the test prints why and exits 77, which
+ * ctest shows as skipped. Call after olInit. */
 static inline ol_device_handle_t test_device(void) {
   const char *want = getenv("OFFLOAD_TEST_DEVICE");
   if (want == NULL || want[0] == '\0' || strcmp(want, "host") == 0)
     return host_device();
+  if (strcmp(want, "remote") == 0)
+    return remote_test_device();
   size_t index = 0;
   if (strncmp(want, "gpu:", 4) == 0 && want[4] >= '0' && want[4] <= '9') {
     char *end = NULL;
@@ -76,7 +98,7 @@ static inline ol_device_handle_t test_device(void) {
     index = SIZE_MAX;
   }
   if (index == SIZE_MAX) {
-    fprintf(stderr, "OFFLOAD_TEST_DEVICE=%s: want host, gpu or gpu:N\n", want);
+    fprintf(stderr, "OFFLOAD_TEST_DEVICE=%s: want host, gpu, gpu:N or remote\n", want);
     exit(1);
   }
   device_list_t list = all_devices();

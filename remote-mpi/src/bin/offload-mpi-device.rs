@@ -8,11 +8,15 @@
 //! It answers one request at a time until the application says `Exit` (liboffload does
 //! at exit). Every failure goes back as an error reply naming this rank.
 
-use offload::plugin::{AllocKind, Backend, Device, DeviceInfo};
+use offload::plugin::{
+    AllocKind, Backend, Device, DeviceInfo, Kernel, KernelArgs, LaunchConfig, Program, Stream,
+    StreamOp, SymbolKind,
+};
 use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
 use offload::plugins::remote::wire::{Reply, Request};
 use offload::runtime::error::ErrorCode;
 use offload_remote_mpi::transport::{Transport, TAG_DATA, TAG_REPLY, TAG_REQUEST};
+use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -20,6 +24,12 @@ struct Server {
     transport: Transport,
     app: i32,
     devices: Vec<Arc<dyn Device>>,
+    /// Loaded programs and found kernels, by the handle the application holds.
+    programs: HashMap<u64, Arc<dyn Program>>,
+    kernels: HashMap<u64, (u64, Arc<dyn Kernel>)>,
+    next_handle: u64,
+    /// One stream per device, for what runs only on streams (launches).
+    streams: HashMap<u32, Arc<dyn Stream>>,
 }
 
 /// A request's answer, and the bytes that follow it (a read's data).
@@ -46,16 +56,20 @@ fn main() -> ExitCode {
         .filter(|p| p.backend() != Backend::Mpi)
         .flat_map(|p| p.devices())
         .collect();
-    let server = Server {
+    let mut server = Server {
         transport,
         app,
         devices,
+        programs: HashMap::new(),
+        kernels: HashMap::new(),
+        next_handle: 1,
+        streams: HashMap::new(),
     };
     server.run()
 }
 
 impl Server {
-    fn run(&self) -> ExitCode {
+    fn run(&mut self) -> ExitCode {
         loop {
             let bytes = match self.transport.receive(self.app, TAG_REQUEST, None) {
                 Ok(b) => b,
@@ -103,7 +117,24 @@ impl Server {
         ))
     }
 
-    fn serve(&self, request: Request) -> Served {
+    fn handle(&mut self) -> u64 {
+        self.next_handle += 1;
+        self.next_handle
+    }
+
+    fn stream(&mut self, device: u32) -> Result<Arc<dyn Stream>, (ErrorCode, String)> {
+        if let Some(s) = self.streams.get(&device) {
+            return Ok(s.clone());
+        }
+        let stream = self
+            .device(device)?
+            .create_stream()
+            .map_err(|e| (e.code, e.details.clone()))?;
+        self.streams.insert(device, stream.clone());
+        Ok(stream)
+    }
+
+    fn serve(&mut self, request: Request) -> Served {
         let failed = |e: offload::runtime::error::Error| (e.code, e.details.clone());
         match request {
             Request::Hello => Ok((Reply::Devices(self.describe()), Vec::new())),
@@ -162,10 +193,116 @@ impl Server {
                 // The data follows the reply, so a failed read sends none.
                 Ok((Reply::Done, data))
             }
-            other => Err((
-                ErrorCode::Unimplemented,
-                format!("{other:?} is not served yet"),
-            )),
+            Request::Fill {
+                device,
+                address,
+                size,
+                pattern,
+            } => {
+                self.device(device)?
+                    .fill(address as usize, &pattern, size as usize)
+                    .map_err(failed)?;
+                Ok((Reply::Done, Vec::new()))
+            }
+            Request::CopyWithin {
+                device,
+                dst,
+                src,
+                size,
+            } => {
+                self.device(device)?
+                    .copy_within_device(dst as usize, src as usize, size as usize)
+                    .map_err(failed)?;
+                Ok((Reply::Done, Vec::new()))
+            }
+            Request::CheckImage { device, size } => {
+                let image = self.receive_data(size)?;
+                self.device(device)?.check_image(&image).map_err(failed)?;
+                Ok((Reply::Done, Vec::new()))
+            }
+            Request::LoadProgram { device, size } => {
+                let image = self.receive_data(size)?;
+                let program = self.device(device)?.load_program(&image).map_err(failed)?;
+                let handle = self.handle();
+                self.programs.insert(handle, program);
+                Ok((Reply::Value(handle), Vec::new()))
+            }
+            Request::DestroyProgram { program } => {
+                self.kernels.retain(|_, (p, _)| *p != program);
+                self.programs
+                    .remove(&program)
+                    .ok_or((ErrorCode::InvalidArgument, format!("no program {program}")))?;
+                Ok((Reply::Done, Vec::new()))
+            }
+            Request::Symbol {
+                program,
+                kind,
+                name,
+            } => self.symbol(program, kind, &name),
+            Request::Launch {
+                device,
+                kernel,
+                dimensions,
+                groups,
+                group_size,
+                dynamic_shared,
+                arguments,
+            } => {
+                let (_, found) = self
+                    .kernels
+                    .get(&kernel)
+                    .cloned()
+                    .ok_or((ErrorCode::InvalidArgument, format!("no kernel {kernel}")))?;
+                let op = StreamOp::Launch {
+                    kernel: found,
+                    config: LaunchConfig {
+                        dimensions,
+                        num_groups: groups,
+                        group_size,
+                        dyn_shared_memory: dynamic_shared as usize,
+                        cooperative: false,
+                    },
+                    args: KernelArgs { bytes: arguments },
+                };
+                let stream = self.stream(device)?;
+                stream.enqueue("olLaunchKernel", op, None).map_err(failed)?;
+                stream.synchronize().map_err(failed)?;
+                Ok((Reply::Done, Vec::new()))
+            }
+        }
+    }
+
+    /// A program's symbol: with `kind` u32::MAX, which kind it is; a kernel's handle; a
+    /// global's address and size.
+    fn symbol(&mut self, program: u64, kind: u32, name: &str) -> Served {
+        let found = self
+            .programs
+            .get(&program)
+            .cloned()
+            .ok_or((ErrorCode::InvalidArgument, format!("no program {program}")))?;
+        let failed = |e: offload::runtime::error::Error| (e.code, e.details.clone());
+        if kind == u32::MAX {
+            let kind = found.symbol_kind(name).ok_or((
+                ErrorCode::NotFound,
+                format!("the program has no symbol named '{name}'"),
+            ))?;
+            return Ok((Reply::Value(kind as u64), Vec::new()));
+        }
+        match SymbolKind::try_from(kind) {
+            Ok(SymbolKind::Kernel) => {
+                let kernel = found.kernel(name).map_err(failed)?;
+                let handle = self.handle();
+                self.kernels.insert(handle, (program, kernel));
+                Ok((Reply::Value(handle), Vec::new()))
+            }
+            Ok(SymbolKind::GlobalVariable) => {
+                let global = found.global(name).map_err(failed)?;
+                Ok((
+                    Reply::Pair(global.address as u64, global.size as u64),
+                    Vec::new(),
+                ))
+            }
+            Err(k) => Err((ErrorCode::InvalidEnumeration, format!("symbol kind {k}"))),
         }
     }
 

@@ -1,13 +1,19 @@
 //! A device of a server rank, as the application sees it: its info is the server's
 //! answer (cached at discovery), and each operation is one exchange with the server.
 
+use super::program::{RemoteKernel, RemoteProgram};
 use super::session::Session;
+use super::stream::RemoteStream;
 use super::wire::{Reply, Request};
-use crate::plugin::{AllocKind, Device, DeviceInfo, DeviceType, InfoValue};
+use crate::plugin::{
+    AllocKind, Device, DeviceInfo, DeviceType, InfoValue, LaunchConfig, Program, Stream,
+};
 use crate::runtime::error::{Error, ErrorCode, Result};
 use std::sync::Arc;
 
 pub struct RemoteDevice {
+    /// This device itself, for the streams it creates.
+    pub this: std::sync::Weak<RemoteDevice>,
     pub session: Arc<Session>,
     pub rank: i32,
     /// The device's number on its server.
@@ -16,6 +22,27 @@ pub struct RemoteDevice {
 }
 
 impl RemoteDevice {
+    /// Runs `kernel` on the server and waits for it.
+    pub fn launch(
+        &self,
+        kernel: &RemoteKernel,
+        config: &LaunchConfig,
+        arguments: Vec<u8>,
+    ) -> Result<()> {
+        let request = Request::Launch {
+            device: self.index,
+            kernel: kernel.handle,
+            dimensions: config.dimensions,
+            groups: config.num_groups,
+            group_size: config.group_size,
+            dynamic_shared: config.dyn_shared_memory as u64,
+            arguments,
+        };
+        self.session
+            .exchange(self.rank, &request, &[], 0)
+            .map(|_| ())
+    }
+
     fn value(reply: Reply, rank: i32) -> Result<u64> {
         match reply {
             Reply::Value(v) => Ok(v),
@@ -84,6 +111,74 @@ impl Device for RemoteDevice {
         self.session
             .exchange(self.rank, &request, data, 0)
             .map(|_| ())
+    }
+
+    fn copy_within_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        let request = Request::CopyWithin {
+            device: self.index,
+            dst: dst as u64,
+            src: src as u64,
+            size: size as u64,
+        };
+        self.session
+            .exchange(self.rank, &request, &[], 0)
+            .map(|_| ())
+    }
+
+    fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
+        let request = Request::Fill {
+            device: self.index,
+            address: dst as u64,
+            size: size as u64,
+            pattern: pattern.to_vec(),
+        };
+        self.session
+            .exchange(self.rank, &request, &[], 0)
+            .map(|_| ())
+    }
+
+    fn check_image(&self, image: &[u8]) -> Result<()> {
+        let request = Request::CheckImage {
+            device: self.index,
+            size: image.len() as u64,
+        };
+        self.session
+            .exchange(self.rank, &request, image, 0)
+            .map(|_| ())
+    }
+
+    fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
+        let request = Request::LoadProgram {
+            device: self.index,
+            size: image.len() as u64,
+        };
+        let (reply, _) = self.session.exchange(self.rank, &request, image, 0)?;
+        let device = self
+            .this
+            .upgrade()
+            .ok_or_else(|| Error::new(ErrorCode::InvalidDevice, "the remote device is gone"))?;
+        Ok(Arc::new(RemoteProgram {
+            device,
+            handle: Self::value(reply, self.rank)?,
+        }))
+    }
+
+    /// The application's memory needs no pinning for the transport (MPI copies it
+    /// through its own buffers): registration keeps the address.
+    fn lock_host_memory(&self, addr: usize, _size: usize) -> Result<usize> {
+        Ok(addr)
+    }
+
+    fn unlock_host_memory(&self, _addr: usize) -> Result<()> {
+        Ok(())
+    }
+
+    fn create_stream(&self) -> Result<Arc<dyn Stream>> {
+        let this = self
+            .this
+            .upgrade()
+            .ok_or_else(|| Error::new(ErrorCode::InvalidDevice, "the remote device is gone"))?;
+        Ok(Arc::new(RemoteStream::new(this)?))
     }
 
     fn copy_from_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {

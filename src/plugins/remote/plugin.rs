@@ -39,7 +39,8 @@ impl plugin::Plugin for RemotePlugin {
             match session.exchange(rank, &Request::Hello, &[], 0) {
                 Ok((Reply::Devices(list), _)) => {
                     for (index, info) in list.into_iter().enumerate() {
-                        devices.push(Arc::new(RemoteDevice {
+                        devices.push(Arc::new_cyclic(|this| RemoteDevice {
+                            this: this.clone(),
                             session: session.clone(),
                             rank,
                             index: index as u32,

@@ -56,12 +56,25 @@ pub enum Request {
     Launch {
         device: u32,
         kernel: u64,
+        dimensions: u32,
         groups: [u32; 3],
         group_size: [u32; 3],
         dynamic_shared: u64,
         arguments: Vec<u8>,
     },
     Exit,
+    /// Whether `device` can run the image of `size` bytes that follows.
+    CheckImage {
+        device: u32,
+        size: u64,
+    },
+    /// A copy within one device's memory.
+    CopyWithin {
+        device: u32,
+        dst: u64,
+        src: u64,
+        size: u64,
+    },
 }
 
 /// A server's answer.
@@ -70,6 +83,8 @@ pub enum Reply {
     Done,
     /// An address or a handle on the server.
     Value(u64),
+    /// Two values (a global's address and size).
+    Pair(u64, u64),
     /// `Hello`'s answer: each device's info, as (`ol_device_info_t`, value) pairs.
     Devices(Vec<Vec<(u32, InfoValue)>>),
     /// The operation failed: its `ol_errc_t` and the server's words.
@@ -197,18 +212,26 @@ impl Request {
             Request::Launch {
                 device,
                 kernel,
+                dimensions,
                 groups,
                 group_size,
                 dynamic_shared,
                 arguments,
             } => {
-                w.u8(9).u32(*device).u64(*kernel);
+                w.u8(9).u32(*device).u64(*kernel).u32(*dimensions);
                 for d in groups.iter().chain(group_size) {
                     w.u32(*d);
                 }
                 w.u64(*dynamic_shared).bytes(arguments)
             }
             Request::Exit => w.u8(10),
+            Request::CheckImage { device, size } => w.u8(11).u32(*device).u64(*size),
+            Request::CopyWithin {
+                device,
+                dst,
+                src,
+                size,
+            } => w.u8(12).u32(*device).u64(*dst).u64(*src).u64(*size),
         };
         w.0
     }
@@ -259,15 +282,26 @@ impl Request {
             9 => Request::Launch {
                 device: r.u32("device")?,
                 kernel: r.u64("kernel")?,
+                dimensions: r.u32("dimensions")?,
                 groups: r.dims("group counts")?,
                 group_size: r.dims("group size")?,
                 dynamic_shared: r.u64("dynamic shared memory")?,
                 arguments: r.bytes("kernel arguments")?,
             },
             10 => Request::Exit,
+            11 => Request::CheckImage {
+                device: r.u32("device")?,
+                size: r.u64("image size")?,
+            },
+            12 => Request::CopyWithin {
+                device: r.u32("device")?,
+                dst: r.u64("destination")?,
+                src: r.u64("source")?,
+                size: r.u64("size")?,
+            },
             other => {
                 return Err(DecodeError(format!(
-                    "unknown request kind {other} (expected 0 to 10)"
+                    "unknown request kind {other} (expected 0 to 12)"
                 )))
             }
         };
@@ -331,6 +365,9 @@ impl Reply {
             Reply::Error { code, details } => {
                 w.u8(3).u32(*code).bytes(details.as_bytes());
             }
+            Reply::Pair(a, b) => {
+                w.u8(4).u64(*a).u64(*b);
+            }
         }
         w.0
     }
@@ -357,9 +394,10 @@ impl Reply {
                 code: r.u32("error code")?,
                 details: r.string("error details")?,
             },
+            4 => Reply::Pair(r.u64("first value")?, r.u64("second value")?),
             other => {
                 return Err(DecodeError(format!(
-                    "unknown reply kind {other} (expected 0 to 3)"
+                    "unknown reply kind {other} (expected 0 to 4)"
                 )))
             }
         };
@@ -415,12 +453,23 @@ mod tests {
             Request::Launch {
                 device: 1,
                 kernel: 99,
+                dimensions: 2,
                 groups: [4, 2, 1],
                 group_size: [64, 1, 1],
                 dynamic_shared: 512,
                 arguments: vec![9; 24],
             },
             Request::Exit,
+            Request::CheckImage {
+                device: 0,
+                size: 99,
+            },
+            Request::CopyWithin {
+                device: 1,
+                dst: 10,
+                src: 20,
+                size: 30,
+            },
         ]
     }
 
@@ -452,6 +501,7 @@ mod tests {
                 code: 6,
                 details: "out of memory".into(),
             },
+            Reply::Pair(0x1000, 8),
         ];
         for reply in replies {
             assert_eq!(Reply::decode(&reply.encode()), Ok(reply.clone()));

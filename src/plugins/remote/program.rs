@@ -1,0 +1,110 @@
+//! A program loaded on a server's device, and its kernels: handles the server keeps.
+
+use super::device::RemoteDevice;
+use super::wire::{Reply, Request};
+use crate::plugin::{
+    Device, DeviceInfo, GlobalVariable, InfoValue, Kernel, KernelArgs, LaunchConfig, Program,
+    SymbolKind,
+};
+use crate::runtime::error::{Error, ErrorCode, Result};
+use std::sync::Arc;
+
+pub struct RemoteProgram {
+    pub device: Arc<RemoteDevice>,
+    pub handle: u64,
+}
+
+pub struct RemoteKernel {
+    pub name: String,
+    pub device: Arc<RemoteDevice>,
+    pub handle: u64,
+}
+
+fn unexpected(rank: i32, reply: Reply) -> Error {
+    Error::new(
+        ErrorCode::BackendFailure,
+        format!("rank {rank}: an unexpected answer {reply:?}"),
+    )
+}
+
+impl RemoteProgram {
+    fn symbol(&self, kind: u32, name: &str) -> Result<Reply> {
+        let request = Request::Symbol {
+            program: self.handle,
+            kind,
+            name: name.to_string(),
+        };
+        let d = &self.device;
+        Ok(d.session.exchange(d.rank, &request, &[], 0)?.0)
+    }
+}
+
+impl Program for RemoteProgram {
+    fn symbol_kind(&self, name: &str) -> Option<SymbolKind> {
+        match self.symbol(u32::MAX, name) {
+            Ok(Reply::Value(kind)) => SymbolKind::try_from(kind as u32).ok(),
+            _ => None,
+        }
+    }
+
+    fn kernel(&self, name: &str) -> Result<Arc<dyn Kernel>> {
+        match self.symbol(SymbolKind::Kernel as u32, name)? {
+            Reply::Value(handle) => Ok(Arc::new(RemoteKernel {
+                name: name.to_string(),
+                device: self.device.clone(),
+                handle,
+            })),
+            other => Err(unexpected(self.device.rank, other)),
+        }
+    }
+
+    fn global(&self, name: &str) -> Result<GlobalVariable> {
+        match self.symbol(SymbolKind::GlobalVariable as u32, name)? {
+            Reply::Pair(address, size) => Ok(GlobalVariable {
+                address: address as usize,
+                size: size as usize,
+            }),
+            other => Err(unexpected(self.device.rank, other)),
+        }
+    }
+}
+
+impl Drop for RemoteProgram {
+    /// The server forgets the program and its kernels (best effort: at exit the server
+    /// may be gone already).
+    fn drop(&mut self) {
+        let request = Request::DestroyProgram {
+            program: self.handle,
+        };
+        let d = &self.device;
+        let _ = d.session.exchange(d.rank, &request, &[], 0);
+    }
+}
+
+impl Kernel for RemoteKernel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+        self.device.launch(self, config, args.bytes.clone())
+    }
+
+    /// The server's device answers no occupancy query yet: its largest group.
+    fn optimal_group_size(&self, _shared_memory_per_item: usize) -> Result<usize> {
+        match self.device.info(DeviceInfo::MaxWorkGroupSize) {
+            Ok(InfoValue::U32(n)) => Ok(n.max(1) as usize),
+            _ => Ok(1),
+        }
+    }
+
+    fn max_cooperative_groups(&self, _config: &LaunchConfig) -> Result<u32> {
+        Err(crate::plugin::unsupported(
+            "cooperative launches on remote devices",
+        ))
+    }
+}
