@@ -55,6 +55,34 @@ int main(void) {
     ol_result_t r = olMemAlloc(d, OL_ALLOC_TYPE_DEVICE, (size_t)1 << 60, &huge);
     CHECK_DETAILS(OUT_OF_RESOURCES, "rank ", r);
   }
+  /* Between two servers' devices. */
+  ol_device_handle_t first = NULL, second = NULL;
+  for (size_t i = 0; i < list.count; i++) {
+    if (!is_remote(list.devices[i])) continue;
+    if (!first) first = list.devices[i];
+    else if (!second) second = list.devices[i];
+  }
+  if (first && second) {
+    enum { M = 100000 };
+    static unsigned char a[M], b[M];
+    for (size_t i = 0; i < M; i++) a[i] = (unsigned char)(i * 13);
+    void *on_first = NULL, *on_second = NULL;
+    REQUIRE_OK(olMemAlloc(first, OL_ALLOC_TYPE_DEVICE, M, &on_first));
+    REQUIRE_OK(olMemAlloc(second, OL_ALLOC_TYPE_DEVICE, M, &on_second));
+    CHECK_OK(olMemcpy(NULL, on_first, first, a, host, M));
+    CHECK_OK(olMemcpy(NULL, on_second, second, on_first, first, M));
+    CHECK_OK(olMemcpy(NULL, b, host, on_second, second, M));
+    CHECK(memcmp(a, b, M) == 0);
+    CHECK_OK(olMemFree(on_first));
+    CHECK_OK(olMemFree(on_second));
+    /* An image the server's device cannot run: refused with the server's reason. */
+    static const char junk[64] = "not an image of any device";
+    bool valid = true;
+    CHECK_OK(olIsValidBinary(first, junk, sizeof junk, &valid));
+    CHECK(!valid);
+    ol_program_handle_t program = NULL;
+    CHECK_DETAILS(INVALID_BINARY, "rank ", olCreateProgram(first, junk, sizeof junk, &program));
+  }
   if (remotes == 0) {
     printf("skipped: no remote devices (run under mpirun with offload-mpi-device)\n");
     olShutDown();
