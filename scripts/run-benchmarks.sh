@@ -108,6 +108,28 @@ if [ -x "$omp_bench" ] && [ -e "$PREFIX/lib/libomptarget.so.19.1" ]; then
   echo "(ours/LLVM: our time / LLVM's; below 1 means ours is faster)"
 fi
 
+# Remote devices against plain MPI between the same two ranks (loopback): one server and
+# the benchmark in one MPI job, and MPI's own ping-pong.
+if command -v mpirun >/dev/null && [ -x "$PREFIX/bin/offload-mpi-device" ] &&
+   [ -x "$BUILD/bench-c/bench_mpi_pingpong" ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mpirun --oversubscribe -np 2 "$BUILD/bench-c/bench_mpi_pingpong" >"$out/mpi"
+  mpirun --oversubscribe -np 1 "$PREFIX/bin/offload-mpi-device" : -np 1 \
+    "$BUILD/bench-c/bench_remote" "$BUILD/bench-c/bench_kernels.so" >"$out/remote"
+  echo
+  echo "A remote host device (offload-mpi-device, loopback) against plain MPI, medians"
+  printf '%-34s %12s %12s %9s\n' what "plain MPI" remote remote/MPI
+  for size in 4KiB 1MiB 64MiB; do
+    for dir in to_remote from_remote; do
+      m=$(value mpi "mpi_${dir}_${size}_GBps"); r=$(value remote "remote_${dir}_${size}_GBps")
+      printf '%-34s %12s %12s %8.2fx\n' "$dir $size (GB/s)" "$m" "$r" "$(awk "BEGIN { print $r / $m }")"
+    done
+  done
+  printf '%-34s %12s %12s\n' "round trip / empty launch+sync (us)" "$(value mpi mpi_round_trip_us)" \
+    "$(value remote remote_empty_launch_sync_us)"
+  printf '%-34s %12s %12s\n' "queued launch, each (us)" "-" "$(value remote remote_queued_launch_us)"
+fi
+
 # LLVM 22's libLLVMOffload.so.22.1 against ours: one binary, written for LLVM's header and
 # linked against libLLVMOffload.so.22.1; LD_LIBRARY_PATH picks the library. Three runs of
 # each, alternating, and the median of the three medians.

@@ -1,7 +1,8 @@
 //! Byte messages between ranks of `MPI_COMM_WORLD`.
 
+use mpi::datatype::Equivalence;
 use mpi::environment::Universe;
-use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+use mpi::point_to_point::{Destination, MatchedReceiveVec, Message, Source, Status};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Threading;
 use std::time::{Duration, Instant};
@@ -12,6 +13,9 @@ pub const TAG_REQUEST: i32 = 1;
 pub const TAG_REPLY: i32 = 2;
 /// The tag of bulk data (copies and images), in fragments.
 pub const TAG_DATA: i32 = 3;
+
+/// How long a receive with a deadline polls before it starts to sleep.
+const SPIN: Duration = Duration::from_micros(200);
 
 /// MPI, initialised by us with every thread allowed to call it.
 pub struct Transport {
@@ -73,6 +77,42 @@ impl Transport {
         tag: i32,
         timeout: Option<Duration>,
     ) -> Result<Vec<u8>, String> {
+        Ok(self
+            .probe(source, tag, timeout)?
+            .matched_receive_vec::<u8>()
+            .0)
+    }
+
+    /// As `receive`, into `buffer` (no allocation, no extra copy); the message must fit:
+    /// returns its length.
+    pub fn receive_into(
+        &self,
+        source: i32,
+        tag: i32,
+        timeout: Option<Duration>,
+        buffer: &mut [u8],
+    ) -> Result<usize, String> {
+        let (message, status) = self.probe(source, tag, timeout)?;
+        let length = usize::try_from(status.count(u8::equivalent_datatype())).unwrap_or(0);
+        if length > buffer.len() {
+            // Received anyway (a matched message must be), then refused.
+            let _ = (message, status).matched_receive_vec::<u8>();
+            return Err(format!(
+                "a message of {length} bytes from rank {source} where {} were expected",
+                buffer.len()
+            ));
+        }
+        message.matched_receive_into(&mut buffer[..length]);
+        Ok(length)
+    }
+
+    /// Waits for the next message of `source` with `tag` (see `receive`) and matches it.
+    fn probe(
+        &self,
+        source: i32,
+        tag: i32,
+        timeout: Option<Duration>,
+    ) -> Result<(Message, Status), String> {
         if !(0..self.size()).contains(&source) {
             return Err(format!(
                 "rank {source} does not exist (world of {})",
@@ -81,26 +121,30 @@ impl Transport {
         }
         let process = self.world.process_at_rank(source);
         let Some(timeout) = timeout else {
-            return Ok(process
-                .matched_probe_with_tag(tag)
-                .matched_receive_vec::<u8>()
-                .0);
+            return Ok(process.matched_probe_with_tag(tag));
         };
-        let deadline = Instant::now() + timeout;
-        let mut pause = Duration::from_micros(1);
+        let start = Instant::now();
+        let deadline = start + timeout;
+        let mut pause = Duration::from_micros(50);
         loop {
             if let Some(probed) = process.immediate_matched_probe_with_tag(tag) {
-                return Ok(probed.matched_receive_vec::<u8>().0);
+                return Ok(probed);
             }
-            if Instant::now() >= deadline {
+            let now = Instant::now();
+            if now >= deadline {
                 return Err(format!(
                     "rank {source} did not answer within {:.1} s",
                     timeout.as_secs_f64()
                 ));
             }
-            std::thread::sleep(pause);
-            // Back off to 1 ms: quick answers stay quick, long waits cost no CPU.
-            pause = (pause * 2).min(Duration::from_millis(1));
+            // Most answers come within microseconds: poll (yielding the core) for the
+            // first 200 us; then sleep, backing off to 1 ms, so long waits cost no CPU.
+            if now - start < SPIN {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(1));
+            }
         }
     }
 }

@@ -30,6 +30,8 @@ struct Server {
     next_handle: u64,
     /// One stream per device, for what runs only on streams (launches).
     streams: HashMap<u32, Arc<dyn Stream>>,
+    /// Where transferred data lands, reused (touched once, not at every copy).
+    staging: Vec<u8>,
 }
 
 /// A request's answer, and the bytes that follow it (a read's data).
@@ -64,6 +66,7 @@ fn main() -> ExitCode {
         kernels: HashMap::new(),
         next_handle: 1,
         streams: HashMap::new(),
+        staging: Vec::new(),
     };
     server.run()
 }
@@ -100,6 +103,9 @@ impl Server {
                 .transport
                 .send(self.app, TAG_REPLY, &reply.encode())
                 .and_then(|()| self.send_data(&data));
+            if data.capacity() > self.staging.capacity() {
+                self.staging = data;
+            }
             if let Err(e) = sent {
                 eprintln!("offload-mpi-device: {e}");
                 return ExitCode::from(1);
@@ -175,10 +181,13 @@ impl Server {
                 size,
             } => {
                 // The data follows whether or not the device exists: read it first.
-                let data = self.receive_data(size)?;
-                self.device(device)?
-                    .copy_to_device(address as usize, data.as_ptr() as usize, data.len())
-                    .map_err(failed)?;
+                let staging = self.receive_data(size)?;
+                let copied = self.device(device).and_then(|d| {
+                    d.copy_to_device(address as usize, staging.as_ptr() as usize, size as usize)
+                        .map_err(failed)
+                });
+                self.staging = staging;
+                copied?;
                 Ok((Reply::Done, Vec::new()))
             }
             Request::Read {
@@ -186,7 +195,9 @@ impl Server {
                 address,
                 size,
             } => {
-                let mut data = vec![0u8; size as usize];
+                // Read into the staging buffer; `run` takes it back after sending.
+                let mut data = std::mem::take(&mut self.staging);
+                data.resize(size as usize, 0);
                 self.device(device)?
                     .copy_from_device(data.as_mut_ptr() as usize, address as usize, data.len())
                     .map_err(failed)?;
@@ -216,12 +227,14 @@ impl Server {
                 Ok((Reply::Done, Vec::new()))
             }
             Request::CheckImage { device, size } => {
-                let image = self.receive_data(size)?;
+                let mut image = self.receive_data(size)?;
+                image.truncate(size as usize);
                 self.device(device)?.check_image(&image).map_err(failed)?;
                 Ok((Reply::Done, Vec::new()))
             }
             Request::LoadProgram { device, size } => {
-                let image = self.receive_data(size)?;
+                let mut image = self.receive_data(size)?;
+                image.truncate(size as usize);
                 let program = self.device(device)?.load_program(&image).map_err(failed)?;
                 let handle = self.handle();
                 self.programs.insert(handle, program);
@@ -328,20 +341,25 @@ impl Server {
             .collect()
     }
 
-    fn receive_data(&self, size: u64) -> Result<Vec<u8>, (ErrorCode, String)> {
-        let mut data = Vec::with_capacity(size as usize);
-        for (_, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
-            let piece = self
+    /// Receives `size` bytes of data into the staging buffer, which it hands over (at
+    /// least `size` bytes long; a write gives it back for the next one).
+    fn receive_data(&mut self, size: u64) -> Result<Vec<u8>, (ErrorCode, String)> {
+        let mut data = std::mem::take(&mut self.staging);
+        if data.len() < size as usize {
+            data.resize(size as usize, 0);
+        }
+        for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
+            let piece = &mut data[offset as usize..(offset + len) as usize];
+            let got = self
                 .transport
-                .receive(self.app, TAG_DATA, None)
+                .receive_into(self.app, TAG_DATA, None, piece)
                 .map_err(|e| (ErrorCode::BackendFailure, e))?;
-            if piece.len() as u64 != len {
+            if got as u64 != len {
                 return Err((
                     ErrorCode::InvalidSize,
-                    format!("a data fragment of {} bytes, expected {len}", piece.len()),
+                    format!("a data fragment of {got} bytes, expected {len}"),
                 ));
             }
-            data.extend_from_slice(&piece);
         }
         Ok(data)
     }

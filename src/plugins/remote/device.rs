@@ -39,7 +39,7 @@ impl RemoteDevice {
             arguments,
         };
         self.session
-            .exchange(self.rank, &request, &[], 0)
+            .exchange(self.rank, &request, &[], &mut [])
             .map(|_| ())
     }
 
@@ -84,7 +84,7 @@ impl Device for RemoteDevice {
             kind: kind as u32,
             size: size as u64,
         };
-        let (reply, _) = self.session.exchange(self.rank, &request, &[], 0)?;
+        let reply = self.session.exchange(self.rank, &request, &[], &mut [])?;
         Ok(Self::value(reply, self.rank)? as usize)
     }
 
@@ -96,7 +96,7 @@ impl Device for RemoteDevice {
             size: size as u64,
         };
         self.session
-            .exchange(self.rank, &request, &[], 0)
+            .exchange(self.rank, &request, &[], &mut [])
             .map(|_| ())
     }
 
@@ -109,7 +109,7 @@ impl Device for RemoteDevice {
             size: size as u64,
         };
         self.session
-            .exchange(self.rank, &request, data, 0)
+            .exchange(self.rank, &request, data, &mut [])
             .map(|_| ())
     }
 
@@ -121,7 +121,7 @@ impl Device for RemoteDevice {
             size: size as u64,
         };
         self.session
-            .exchange(self.rank, &request, &[], 0)
+            .exchange(self.rank, &request, &[], &mut [])
             .map(|_| ())
     }
 
@@ -133,7 +133,7 @@ impl Device for RemoteDevice {
             pattern: pattern.to_vec(),
         };
         self.session
-            .exchange(self.rank, &request, &[], 0)
+            .exchange(self.rank, &request, &[], &mut [])
             .map(|_| ())
     }
 
@@ -143,7 +143,7 @@ impl Device for RemoteDevice {
             size: image.len() as u64,
         };
         self.session
-            .exchange(self.rank, &request, image, 0)
+            .exchange(self.rank, &request, image, &mut [])
             .map(|_| ())
     }
 
@@ -152,7 +152,7 @@ impl Device for RemoteDevice {
             device: self.index,
             size: image.len() as u64,
         };
-        let (reply, _) = self.session.exchange(self.rank, &request, image, 0)?;
+        let reply = self.session.exchange(self.rank, &request, image, &mut [])?;
         let device = self
             .this
             .upgrade()
@@ -187,12 +187,10 @@ impl Device for RemoteDevice {
             address: src as u64,
             size: size as u64,
         };
-        let (_, data) = self
-            .session
-            .exchange(self.rank, &request, &[], size as u64)?;
-        // SAFETY: the runtime hands a host range of `size` writable bytes; `data` has
-        // exactly `size` bytes (the exchange checks every fragment).
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, size) };
-        Ok(())
+        // SAFETY: the runtime hands a host range of `size` writable bytes.
+        let into = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, size) };
+        self.session
+            .exchange(self.rank, &request, &[], into)
+            .map(|_| ())
     }
 }

@@ -10,6 +10,7 @@ type OpenFn = unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int;
 type SendFn = unsafe extern "C" fn(c_int, c_int, *const u8, u64) -> c_int;
 type ReceiveFn = unsafe extern "C" fn(c_int, c_int, i64, *mut *mut u8, *mut u64) -> c_int;
 type FreeFn = unsafe extern "C" fn(*mut u8, u64);
+type ReceiveIntoFn = unsafe extern "C" fn(c_int, c_int, i64, *mut u8, u64, *mut u64) -> c_int;
 type CloseFn = extern "C" fn();
 type ErrorFn = extern "C" fn() -> *const c_char;
 
@@ -20,6 +21,7 @@ pub struct Link {
     open: OpenFn,
     send: SendFn,
     receive: ReceiveFn,
+    receive_into: ReceiveIntoFn,
     free: FreeFn,
     close: CloseFn,
     error: ErrorFn,
@@ -77,6 +79,7 @@ impl Link {
             open: get(&library, b"offload_mpi_open\0")?,
             send: get(&library, b"offload_mpi_send\0")?,
             receive: get(&library, b"offload_mpi_receive\0")?,
+            receive_into: get(&library, b"offload_mpi_receive_into\0")?,
             free: get(&library, b"offload_mpi_free\0")?,
             close: get(&library, b"offload_mpi_close\0")?,
             error: get(&library, b"offload_mpi_error\0")?,
@@ -130,6 +133,33 @@ impl Link {
         // SAFETY: exactly what `receive` handed out.
         unsafe { (self.free)(data, len) };
         Ok(bytes)
+    }
+
+    /// The next message of `source` with `tag` into `buffer` (it must fit): its length.
+    pub fn receive_into(
+        &self,
+        source: i32,
+        tag: i32,
+        timeout: Duration,
+        buffer: &mut [u8],
+    ) -> Result<usize, String> {
+        let millis = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
+        let mut length = 0u64;
+        // SAFETY: `buffer` is a live mutable slice of its length; `length` is writable.
+        let rc = unsafe {
+            (self.receive_into)(
+                source,
+                tag,
+                millis,
+                buffer.as_mut_ptr(),
+                buffer.len() as u64,
+                &mut length,
+            )
+        };
+        match rc {
+            0 => Ok(length as usize),
+            _ => Err(self.last_error()),
+        }
     }
 
     /// Finalises MPI.

@@ -36,8 +36,8 @@ impl plugin::Plugin for RemotePlugin {
         };
         let mut devices: Vec<Arc<dyn plugin::Device>> = Vec::new();
         for rank in session.server_ranks() {
-            match session.exchange(rank, &Request::Hello, &[], 0) {
-                Ok((Reply::Devices(list), _)) => {
+            match session.exchange(rank, &Request::Hello, &[], &mut []) {
+                Ok(Reply::Devices(list)) => {
                     for (index, info) in list.into_iter().enumerate() {
                         devices.push(Arc::new_cyclic(|this| RemoteDevice {
                             this: this.clone(),
@@ -48,7 +48,7 @@ impl plugin::Plugin for RemotePlugin {
                         }));
                     }
                 }
-                Ok((other, _)) => trace(|| format!("MPI: rank {rank} answered {other:?}")),
+                Ok(other) => trace(|| format!("MPI: rank {rank} answered {other:?}")),
                 Err(e) => trace(|| format!("MPI: rank {rank}: {}", e.details)),
             }
         }

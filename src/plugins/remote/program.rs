@@ -35,7 +35,7 @@ impl RemoteProgram {
             name: name.to_string(),
         };
         let d = &self.device;
-        Ok(d.session.exchange(d.rank, &request, &[], 0)?.0)
+        d.session.exchange(d.rank, &request, &[], &mut [])
     }
 }
 
@@ -77,7 +77,7 @@ impl Drop for RemoteProgram {
             program: self.handle,
         };
         let d = &self.device;
-        let _ = d.session.exchange(d.rank, &request, &[], 0);
+        let _ = d.session.exchange(d.rank, &request, &[], &mut []);
     }
 }
 

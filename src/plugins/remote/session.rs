@@ -84,7 +84,7 @@ extern "C" fn stop_servers() {
         return;
     };
     for (rank, _) in &session.servers {
-        if let Err(e) = session.exchange(*rank, &Request::Exit, &[], 0) {
+        if let Err(e) = session.exchange(*rank, &Request::Exit, &[], &mut []) {
             crate::runtime::config::trace(|| format!("MPI: stopping rank {rank}: {e:?}"));
         }
     }
@@ -101,14 +101,15 @@ impl Session {
     }
 
     /// One operation with server `rank`: `request`, then `outgoing` (the data a write
-    /// carries), the reply, then `incoming` bytes back (a read's data) when it succeeded.
+    /// carries), the reply, then, when it succeeded, `incoming.len()` bytes straight into
+    /// `incoming` (a read's data, no copy on the way).
     pub fn exchange(
         &self,
         rank: i32,
         request: &Request,
         outgoing: &[u8],
-        incoming: u64,
-    ) -> Result<(Reply, Vec<u8>)> {
+        incoming: &mut [u8],
+    ) -> Result<Reply> {
         let lock = self
             .servers
             .iter()
@@ -138,21 +139,19 @@ impl Session {
         if let Reply::Error { code, details } = reply {
             return Err(Error::new(ErrorCode::from_value(code), details));
         }
-        let mut data = Vec::with_capacity(incoming as usize);
-        for (_, len) in fragments::pieces(incoming, DEFAULT_FRAGMENT) {
-            let piece = self
+        for (offset, len) in fragments::pieces(incoming.len() as u64, DEFAULT_FRAGMENT) {
+            let piece = &mut incoming[offset as usize..(offset + len) as usize];
+            let got = self
                 .link
-                .receive(rank, TAG_DATA, self.timeout)
+                .receive_into(rank, TAG_DATA, self.timeout, piece)
                 .map_err(lost)?;
-            if piece.len() as u64 != len {
+            if got as u64 != len {
                 return Err(lost(format!(
-                    "a data fragment of {} bytes, expected {len}",
-                    piece.len()
+                    "a data fragment of {got} bytes, expected {len}"
                 )));
             }
-            data.extend_from_slice(&piece);
         }
-        Ok((reply, data))
+        Ok(reply)
     }
 }
 

@@ -1,0 +1,109 @@
+/* Remote devices against plain MPI (bench_mpi_pingpong): run as `mpirun -np 1
+ * offload-mpi-device : -np 1 bench_remote <bench_kernels.so>`. Copy bandwidth host ->
+ * remote and remote -> host at 4 KiB, 1 MiB, 64 MiB; an empty kernel launch + sync on
+ * the remote device; 1,000 queued launches, per launch. "RESULT <name> <value>" lines,
+ * medians of 31 samples. */
+#include <offload/liboffload.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_timing.h"
+
+static void check(ol_result_t r, const char *what) {
+  if (r) {
+    fprintf(stderr, "%s: %s\n", what, r->Details);
+    exit(1);
+  }
+}
+
+struct found { ol_device_handle_t remote, host; };
+static bool pick(ol_device_handle_t d, void *user) {
+  struct found *f = user;
+  ol_platform_handle_t p = NULL;
+  ol_platform_backend_t b = OL_PLATFORM_BACKEND_UNKNOWN;
+  olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p);
+  olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b);
+  if (b == OL_PLATFORM_BACKEND_MPI && !f->remote) f->remote = d;
+  if (b == OL_PLATFORM_BACKEND_HOST) f->host = d;
+  return true;
+}
+
+static void report(const char *name, double *samples, double scale) {
+  printf("RESULT %s %.4f\n", name, median(samples, BENCH_SAMPLES) / scale);
+  fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: mpirun -np 1 offload-mpi-device : -np 1 %s bench_kernels.so\n", argv[0]);
+    return 2;
+  }
+  check(olInit(), "olInit");
+  struct found f = {0};
+  check(olIterateDevices(pick, &f), "olIterateDevices");
+  if (!f.remote) {
+    printf("skipped: no remote device (run under mpirun with offload-mpi-device)\n");
+    return 77;
+  }
+  const size_t sizes[] = {4096, 1 << 20, 64 << 20};
+  const char *names[] = {"4KiB", "1MiB", "64MiB"};
+  char *buf = malloc(64 << 20);
+  memset(buf, 1, 64 << 20);
+  void *mem = NULL;
+  check(olMemAlloc(f.remote, OL_ALLOC_TYPE_DEVICE, 64 << 20, &mem), "olMemAlloc");
+  double samples[BENCH_SAMPLES];
+  for (int s = 0; s < 3; s++) {
+    for (int dir = 0; dir < 2; dir++) {
+      for (int i = 0; i < BENCH_SAMPLES; i++) {
+        double t0 = now_ns();
+        if (dir == 0)
+          check(olMemcpy(NULL, mem, f.remote, buf, f.host, sizes[s]), "olMemcpy");
+        else
+          check(olMemcpy(NULL, buf, f.host, mem, f.remote, sizes[s]), "olMemcpy");
+        samples[i] = (double)sizes[s] / (now_ns() - t0);
+      }
+      char name[64];
+      snprintf(name, sizeof name, "remote_%s_%s_GBps", dir == 0 ? "to_remote" : "from_remote",
+               names[s]);
+      report(name, samples, 1.0);
+    }
+  }
+  FILE *image = fopen(argv[1], "rb");
+  if (!image) { perror(argv[1]); return 1; }
+  fseek(image, 0, SEEK_END);
+  long length = ftell(image);
+  fseek(image, 0, SEEK_SET);
+  char *bytes = malloc((size_t)length);
+  if (fread(bytes, 1, (size_t)length, image) != (size_t)length) return 1;
+  fclose(image);
+  ol_program_handle_t program = NULL;
+  check(olCreateProgram(f.remote, bytes, (size_t)length, &program), "olCreateProgram");
+  ol_symbol_handle_t empty = NULL;
+  check(olGetSymbol(program, "empty", OL_SYMBOL_KIND_KERNEL, &empty), "olGetSymbol");
+  ol_kernel_launch_size_args_t one = {1, {1, 1, 1}, {1, 1, 1}, 0};
+  for (int i = 0; i < BENCH_SAMPLES; i++) {
+    double t0 = now_ns();
+    for (int k = 0; k < 100; k++)
+      check(olLaunchKernel(NULL, f.remote, empty, NULL, 0, &one), "olLaunchKernel");
+    samples[i] = (now_ns() - t0) / 100.0;
+  }
+  report("remote_empty_launch_sync_us", samples, 1e3);
+  ol_queue_handle_t queue = NULL;
+  check(olCreateQueue(f.remote, &queue), "olCreateQueue");
+  for (int i = 0; i < BENCH_SAMPLES; i++) {
+    double t0 = now_ns();
+    for (int k = 0; k < 1000; k++)
+      check(olLaunchKernel(queue, f.remote, empty, NULL, 0, &one), "olLaunchKernel");
+    check(olSyncQueue(queue), "olSyncQueue");
+    samples[i] = (now_ns() - t0) / 1000.0;
+  }
+  report("remote_queued_launch_us", samples, 1e3);
+  check(olDestroyQueue(queue), "olDestroyQueue");
+  check(olDestroyProgram(program), "olDestroyProgram");
+  check(olMemFree(mem), "olMemFree");
+  check(olShutDown(), "olShutDown");
+  free(buf);
+  free(bytes);
+  return 0;
+}
