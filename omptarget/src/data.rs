@@ -364,7 +364,7 @@ fn begin_list(
         }
         let device_base = t.device.wrapping_sub(arg.begin.wrapping_sub(base));
         if arg.has(mt::RETURN_PARAM) {
-            returned.push((index, device_base));
+            returned.push((index, returned_base(arg, base, t.device, device_base)));
         }
         if t.is_new && !t.host_pointer && t.device != 0 {
             pending.mapped_now(arg.begin, arg.size);
@@ -386,6 +386,18 @@ fn begin_list(
         }
     }
     Ok(())
+}
+
+/// What `use_device_ptr` / `use_device_addr` get back for one argument. A found mapping
+/// gives its device base. A failed lookup gave LLVM 19 that arithmetic on NULL; LLVM 22
+/// keeps the host base instead (OpenMP 5.1: the list item must then already be a device
+/// address), or the offset NULL when clang asks for `fb_nullify`.
+fn returned_base(arg: &MapArg, base: usize, device: usize, device_base: usize) -> usize {
+    if device != 0 || policy::llvm_release() < 22 || arg.has(mt::FB_NULLIFY) {
+        device_base
+    } else {
+        base
+    }
 }
 
 /// Releases every argument, last first: one reference each (all of them for `delete`);
