@@ -254,11 +254,26 @@ fn target_pointer(
         };
     }
     let wanted = has(mt::TO) && (t.is_new || has(mt::ALWAYS)) && r.size != 0;
-    if t.device != 0 && !t.host_pointer && wanted {
+    if t.device != 0 && !t.host_pointer && wanted && !holds_attached_pointer(table, &t, r) {
         let name = t.key.and_then(|k| table.get(k)).map_or(0, |m| m.name);
         to_device(devs, t.device, r.begin, r.size, name)?;
     }
     Ok(t)
+}
+
+/// LLVM 22 copies nothing to the device over a pointer it attached inside the mapping
+/// (a second `to` of the same struct, or `always`, would overwrite the device pointer
+/// with the host's): the whole copy is skipped, as LLVM 22 does. LLVM 19 copies.
+fn holds_attached_pointer(table: &MappingTable, t: &Target, r: &Request) -> bool {
+    if policy::llvm_release() < 22 {
+        return false;
+    }
+    let end = r.begin.saturating_add(r.size);
+    t.key.and_then(|k| table.get(k)).is_some_and(|m| {
+        m.shadows
+            .iter()
+            .any(|s| s.host_address >= r.begin && s.host_address < end)
+    })
 }
 
 /// Maps every argument; returns, for arguments marked `RETURN_PARAM`, their device base
