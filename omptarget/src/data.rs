@@ -419,7 +419,13 @@ fn returned_base(arg: &MapArg, base: usize, device: usize, device_base: usize) -
 /// `from` copies back when the last reference goes (or always, with `always`), and the
 /// device memory is freed once every argument is done.
 pub fn end(table: &mut MappingTable, devs: Devices, args: &[MapArg]) -> Result<(), Failed> {
-    end_list(table, devs, args, false)
+    // As LLVM's post-processing: after every copy of the construct, mappers' lists first
+    // (each as it finished), then the construct's own.
+    let mut batches = Vec::new();
+    let own = end_list(table, devs, args, false, &mut batches)?;
+    batches.push(own);
+    let releases: Vec<Release> = batches.into_iter().flatten().collect();
+    finish_releases(table, devs, &releases)
 }
 
 /// What happens to a released mapping after every copy of the construct is done.
@@ -430,12 +436,15 @@ struct Release {
     may_free: bool,
 }
 
+/// Releases one list's arguments (copies included); returns what to do once the whole
+/// construct is done, and adds a mapper's list of those to `batches` when it finishes.
 fn end_list(
     table: &mut MappingTable,
     devs: Devices,
     args: &[MapArg],
     from_mapper: bool,
-) -> Result<(), Failed> {
+    batches: &mut Vec<Vec<Release>>,
+) -> Result<Vec<Release>, Failed> {
     let mut releases = Vec::new();
     for (index, arg) in args.iter().enumerate().rev() {
         // Attachments are only made on entry (clang 22's ATTACH entries).
@@ -443,11 +452,13 @@ fn end_list(
             continue;
         }
         if arg.mapper != 0 {
-            end_list(table, devs, &mapper::expand(arg), true).inspect_err(|_| {
+            let parts = mapper::expand(arg);
+            let inner = end_list(table, devs, &parts, true, batches).inspect_err(|_| {
                 message(
                     "error: Call to targetDataEnd via targetDataMapper for custom mapper failed.",
                 );
             })?;
+            batches.push(inner);
             continue;
         }
         let member_only = arg.has(mt::MEMBER_OF) && !arg.has(mt::PTR_AND_OBJ);
@@ -506,14 +517,27 @@ fn end_list(
             may_free: !member_only,
         });
     }
-    for release in releases {
+    Ok(releases)
+}
+
+/// Restores the host's attached pointers after `from` copies and frees the mappings no
+/// longer referenced. Only the last release of a mapping may free it (LLVM counts every
+/// user of an entry in the construct): an earlier one freeing it would skip a later
+/// user's restore.
+fn finish_releases(
+    table: &mut MappingTable,
+    devs: Devices,
+    releases: &[Release],
+) -> Result<(), Failed> {
+    for (index, release) in releases.iter().enumerate() {
         let Some(m) = table.get(release.key) else {
             continue;
         };
         if release.from {
             restore_host_shadows(m);
         }
-        if release.may_free && m.total_refs() == 0 {
+        let last_user = !releases[index + 1..].iter().any(|r| r.key == release.key);
+        if last_user && release.may_free && m.total_refs() == 0 {
             let gone = table.remove(release.key).expect("mapping exists");
             if info::enabled(kind::MAPPING_CHANGED) {
                 info::line(
