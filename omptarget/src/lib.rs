@@ -55,4 +55,5 @@ pub mod ol;
 pub mod policy;
 pub mod record_replay;
 pub mod registry;
+pub mod requires;
 pub mod update;

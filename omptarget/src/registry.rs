@@ -60,6 +60,8 @@ pub struct State {
     pub libraries: Vec<Library>,
     /// `OMP_REQ_*` flags the registered programs asked for.
     pub requirements: u64,
+    /// The first requires entry's flags, which later ones must agree with (requires.rs).
+    pub requires_first: u64,
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
@@ -240,6 +242,9 @@ pub unsafe fn register(desc: *const BinDesc) {
         .collect();
     let mut state = state();
     state.ensure_initialized();
+    for value in &table.requires {
+        crate::requires::add(&mut state.requires_first, *value);
+    }
     state.requirements |= table.requirements;
     state.add_devices_for(&images);
     state.libraries.push(Library {
@@ -303,6 +308,7 @@ pub fn unregister(desc: usize) {
     }
     state.devices.clear();
     state.requirements = 0;
+    state.requires_first = 0;
     state.all.clear();
     state.host = None;
     state.initialized = false;
