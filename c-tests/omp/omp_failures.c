@@ -1,9 +1,55 @@
 /* Failures that must end the program as LLVM's libomptarget ends it: one case per
  * run, chosen by the first argument. */
 #include <omp.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A binary registered by hand whose requires entries disagree on reverse_offload, in
+ * the entry layout of the compiler's release (LLVM 22's entries of version 0 are read
+ * as LLVM reads them). */
+static int anchor;
+static char no_name[] = "";
+#if __clang_major__ >= 20
+typedef struct {
+  uint64_t reserved;
+  uint16_t version, kind;
+  uint32_t flags;
+  void *address;
+  char *name;
+  uint64_t size, data;
+  void *aux;
+} req_entry;
+#define REQ_ENTRY(value) {0, 0, 1, 0x10, NULL, no_name, 0, (value), NULL}
+#else
+typedef struct {
+  void *address;
+  char *name;
+  size_t size;
+  int32_t flags, data;
+} req_entry;
+#define REQ_ENTRY(value) {&anchor, no_name, 0, 0x10, (value)}
+#endif
+typedef struct {
+  void *start, *end;
+  req_entry *entries_begin, *entries_end;
+} req_image;
+typedef struct {
+  int32_t count;
+  req_image *images;
+  req_entry *entries_begin, *entries_end;
+} req_binary;
+void __tgt_register_lib(req_binary *binary);
+
+static void register_inconsistent_requires(void) {
+  static req_entry entries[] = {REQ_ENTRY(1), REQ_ENTRY(2)};
+  static req_image image = {NULL, NULL, &entries[0], &entries[2]};
+  static req_binary binary = {1, &image, &entries[0], &entries[2]};
+  (void)anchor;
+  __tgt_register_lib(&binary);
+}
 
 int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "";
@@ -27,6 +73,8 @@ int main(int argc, char **argv) {
   } else if (!strcmp(which, "bad-device")) {
 #pragma omp target device(42) map(tofrom : b)
     { b = 1; }
+  } else if (!strcmp(which, "requires-mismatch")) {
+    register_inconsistent_requires();
   } else {
     printf("unknown case\n");
     return 2;

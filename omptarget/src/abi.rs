@@ -82,6 +82,8 @@ pub mod map_type {
     pub const OMPX_HOLD: i64 = 0x2000;
     /// clang 22: attach the pointer (base) to its pointee (begin) after the other maps.
     pub const ATTACH: i64 = 0x4000;
+    /// `fb_nullify` (OpenMP 6.1): a failed `use_device_ptr` lookup gives NULL.
+    pub const FB_NULLIFY: i64 = 0x8000;
     pub const NON_CONTIG: i64 = 0x1000_0000_0000;
     /// The 16 high bits: 1 + the index of the struct this entry is a member of.
     pub const MEMBER_OF: i64 = 0xffff_0000_0000_0000_u64 as i64;

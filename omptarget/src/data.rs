@@ -257,11 +257,26 @@ fn target_pointer(
         };
     }
     let wanted = has(mt::TO) && (t.is_new || has(mt::ALWAYS)) && r.size != 0;
-    if t.device != 0 && !t.host_pointer && wanted {
+    if t.device != 0 && !t.host_pointer && wanted && !holds_attached_pointer(table, &t, r) {
         let name = t.key.and_then(|k| table.get(k)).map_or(0, |m| m.name);
         to_device(devs, t.device, r.begin, r.size, name)?;
     }
     Ok(t)
+}
+
+/// LLVM 22 copies nothing to the device over a pointer it attached inside the mapping
+/// (a second `to` of the same struct, or `always`, would overwrite the device pointer
+/// with the host's): the whole copy is skipped, as LLVM 22 does. LLVM 19 copies.
+fn holds_attached_pointer(table: &MappingTable, t: &Target, r: &Request) -> bool {
+    if policy::llvm_release() < 22 {
+        return false;
+    }
+    let end = r.begin.saturating_add(r.size);
+    t.key.and_then(|k| table.get(k)).is_some_and(|m| {
+        m.shadows
+            .iter()
+            .any(|s| s.host_address >= r.begin && s.host_address < end)
+    })
 }
 
 /// Maps every argument; returns, for arguments marked `RETURN_PARAM`, their device base
@@ -367,7 +382,7 @@ fn begin_list(
         }
         let device_base = t.device.wrapping_sub(arg.begin.wrapping_sub(base));
         if arg.has(mt::RETURN_PARAM) {
-            returned.push((index, device_base));
+            returned.push((index, returned_base(arg, base, t.device, device_base)));
         }
         if t.is_new && !t.host_pointer && t.device != 0 {
             pending.mapped_now(arg.begin, arg.size);
@@ -391,11 +406,29 @@ fn begin_list(
     Ok(())
 }
 
+/// What `use_device_ptr` / `use_device_addr` get back for one argument. A found mapping
+/// gives its device base. A failed lookup gave LLVM 19 that arithmetic on NULL; LLVM 22
+/// keeps the host base instead (OpenMP 5.1: the list item must then already be a device
+/// address), or the offset NULL when clang asks for `fb_nullify`.
+fn returned_base(arg: &MapArg, base: usize, device: usize, device_base: usize) -> usize {
+    if device != 0 || policy::llvm_release() < 22 || arg.has(mt::FB_NULLIFY) {
+        device_base
+    } else {
+        base
+    }
+}
+
 /// Releases every argument, last first: one reference each (all of them for `delete`);
 /// `from` copies back when the last reference goes (or always, with `always`), and the
 /// device memory is freed once every argument is done.
 pub fn end(table: &mut MappingTable, devs: Devices, args: &[MapArg]) -> Result<(), Failed> {
-    end_list(table, devs, args, false)
+    // As LLVM's post-processing: after every copy of the construct, mappers' lists first
+    // (each as it finished), then the construct's own.
+    let mut batches = Vec::new();
+    let own = end_list(table, devs, args, false, &mut batches)?;
+    batches.push(own);
+    let releases: Vec<Release> = batches.into_iter().flatten().collect();
+    finish_releases(table, devs, &releases)
 }
 
 /// What happens to a released mapping after every copy of the construct is done.
@@ -406,12 +439,15 @@ struct Release {
     may_free: bool,
 }
 
+/// Releases one list's arguments (copies included); returns what to do once the whole
+/// construct is done, and adds a mapper's list of those to `batches` when it finishes.
 fn end_list(
     table: &mut MappingTable,
     devs: Devices,
     args: &[MapArg],
     from_mapper: bool,
-) -> Result<(), Failed> {
+    batches: &mut Vec<Vec<Release>>,
+) -> Result<Vec<Release>, Failed> {
     let mut releases = Vec::new();
     for (index, arg) in args.iter().enumerate().rev() {
         // Attachments are only made on entry (clang 22's ATTACH entries).
@@ -419,11 +455,13 @@ fn end_list(
             continue;
         }
         if arg.mapper != 0 {
-            end_list(table, devs, &mapper::expand(arg), true).inspect_err(|_| {
+            let parts = mapper::expand(arg);
+            let inner = end_list(table, devs, &parts, true, batches).inspect_err(|_| {
                 message(
                     "error: Call to targetDataEnd via targetDataMapper for custom mapper failed.",
                 );
             })?;
+            batches.push(inner);
             continue;
         }
         let member_only = arg.has(mt::MEMBER_OF) && !arg.has(mt::PTR_AND_OBJ);
@@ -482,14 +520,27 @@ fn end_list(
             may_free: !member_only,
         });
     }
-    for release in releases {
+    Ok(releases)
+}
+
+/// Restores the host's attached pointers after `from` copies and frees the mappings no
+/// longer referenced. Only the last release of a mapping may free it (LLVM counts every
+/// user of an entry in the construct): an earlier one freeing it would skip a later
+/// user's restore.
+fn finish_releases(
+    table: &mut MappingTable,
+    devs: Devices,
+    releases: &[Release],
+) -> Result<(), Failed> {
+    for (index, release) in releases.iter().enumerate() {
         let Some(m) = table.get(release.key) else {
             continue;
         };
         if release.from {
             restore_host_shadows(m);
         }
-        if release.may_free && m.total_refs() == 0 {
+        let last_user = !releases[index + 1..].iter().any(|r| r.key == release.key);
+        if last_user && release.may_free && m.total_refs() == 0 {
             let gone = table.remove(release.key).expect("mapping exists");
             if info::enabled(kind::MAPPING_CHANGED) {
                 info::line(

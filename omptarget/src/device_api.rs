@@ -131,6 +131,7 @@ pub extern "C" fn omp_target_memcpy(
         return 0;
     }
     if dst.is_null() || src.is_null() {
+        message("error: Call to omp_target_memcpy with invalid arguments");
         return -1;
     }
     let (Some(to), Some(from)) = (memory_device(dst_device), memory_device(src_device)) else {

@@ -63,6 +63,8 @@ pub struct Table {
     pub entries: Vec<Entry>,
     /// `OMP_REQ_*` from the requires entries.
     pub requirements: u64,
+    /// Each requires entry's flags, in table order (checked one by one, as LLVM does).
+    pub requires: Vec<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,6 +125,7 @@ pub unsafe fn read(begin: *const c_void, end: *const c_void) -> Result<Table, St
             for e in table {
                 if e.flags as u32 == REGISTER_REQUIRES {
                     found.requirements |= e.data as u32 as u64;
+                    found.requires.push(e.data as u32 as u64);
                     continue;
                 }
                 // SAFETY: names in the table are C strings.
@@ -144,10 +147,13 @@ pub unsafe fn read(begin: *const c_void, end: *const c_void) -> Result<Table, St
             let table = unsafe { std::slice::from_raw_parts(begin.cast::<EntryV22>(), count) };
             let mut found = Table::default();
             for e in table {
-                if e.reserved != 0 || e.version != ENTRY_VERSION {
+                // LLVM 22 reads every entry of this layout whatever its version (its own
+                // tests register entries of version 0); only non-zero reserved bytes,
+                // which this layout never has, are refused.
+                if e.reserved != 0 {
                     return Err(format!(
-                        "an offload entry of version {} (reserved bytes {:#x}) is not supported; this libomptarget reads version {ENTRY_VERSION}",
-                        e.version, e.reserved
+                        "an offload entry with reserved bytes {:#x} is not supported",
+                        e.reserved
                     ));
                 }
                 if e.kind != KIND_OPENMP {
@@ -155,6 +161,7 @@ pub unsafe fn read(begin: *const c_void, end: *const c_void) -> Result<Table, St
                 }
                 if e.flags == REGISTER_REQUIRES {
                     found.requirements |= e.data;
+                    found.requires.push(e.data);
                     continue;
                 }
                 let size = usize::try_from(e.size)
@@ -307,11 +314,16 @@ mod tests {
     }
 
     #[test]
-    fn refuses_unknown_entry_versions() {
-        let mut table = [v22(KIND_OPENMP, 0, 0x2030, c"region", 0)];
-        table[0].version = 2;
-        let e = read_slice(&table).unwrap_err();
-        assert!(e.contains("version 2"), "{e}");
+    fn reads_entries_of_any_version() {
+        let mut table = [
+            v22(KIND_OPENMP, 0, 0x2030, c"region", 0),
+            v22(KIND_OPENMP, 0, 0x2040, c"other", 0),
+        ];
+        table[0].version = 0;
+        table[1].version = 2;
+        assert_eq!(read_slice(&table).unwrap().len(), 2);
+        table[1].reserved = 1;
+        assert!(read_slice(&table).is_err());
     }
 
     #[test]

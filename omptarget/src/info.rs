@@ -119,7 +119,11 @@ pub fn declaration(name: usize) -> (String, String, i64, i64) {
     let f = fields(&text);
     let get = |i: usize| f.get(i).copied().unwrap_or("");
     let number = |i: usize| get(i).parse().unwrap_or(0);
-    (get(0).to_string(), get(1).to_string(), number(2), number(3))
+    // LLVM's SourceInfo keeps only the file name: clang writes the path as given on
+    // its command line, and the table names `info.c`, not `/src/info.c`.
+    let path = get(1);
+    let file = path.rsplit('/').next().unwrap_or(path);
+    (get(0).to_string(), file.to_string(), number(2), number(3))
 }
 
 /// `file:line:column` of a construct (`unknown:0:0` without one).
@@ -330,6 +334,11 @@ mod tests {
         assert_eq!(
             declaration(mapped.as_ptr() as usize),
             ("v.data[0:v.n]".into(), "omp_pointer_attach.c".into(), 30, 5)
+        );
+        let with_path = c";A[0:64];/src/dir/info.c;13;7;;";
+        assert_eq!(
+            declaration(with_path.as_ptr() as usize),
+            ("A[0:64]".into(), "info.c".into(), 13, 7)
         );
         let symbol = c"global_ptr";
         assert_eq!(

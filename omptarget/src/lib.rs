@@ -57,4 +57,5 @@ pub mod policy;
 pub mod profile;
 pub mod record_replay;
 pub mod registry;
+pub mod requires;
 pub mod update;

@@ -16,16 +16,97 @@ type MapperFn = unsafe extern "C" fn(
     name: *mut c_void,
 );
 
+/// One pushed component, laid out as LLVM's `MapComponentInfoTy`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Component {
+    base: *mut c_void,
+    begin: *mut c_void,
+    size: i64,
+    map_type: i64,
+    name: *mut c_void,
+}
+
+/// What a handle points to, laid out as LLVM's `MapperComponentsTy`: a
+/// `std::vector<MapComponentInfoTy>` (start, finish, end of storage), its storage from
+/// `malloc`. Why not a Rust `Vec`: the handle's layout is part of the ABI in practice —
+/// LLVM's own tests build that struct themselves, push through these entry points and
+/// free the storage with the vector's destructor (`operator delete`, i.e. `free`).
+#[repr(C)]
+struct ComponentList {
+    start: *mut Component,
+    finish: *mut Component,
+    end: *mut Component,
+}
+
+impl ComponentList {
+    const EMPTY: ComponentList = ComponentList {
+        start: std::ptr::null_mut(),
+        finish: std::ptr::null_mut(),
+        end: std::ptr::null_mut(),
+    };
+
+    fn len(&self) -> usize {
+        (self.finish as usize - self.start as usize) / std::mem::size_of::<Component>()
+    }
+
+    fn capacity(&self) -> usize {
+        (self.end as usize - self.start as usize) / std::mem::size_of::<Component>()
+    }
+
+    /// The pushed components.
+    fn as_slice(&self) -> &[Component] {
+        if self.start.is_null() {
+            return &[];
+        }
+        // SAFETY: `start..finish` are initialised components of one malloc-ed block.
+        unsafe { std::slice::from_raw_parts(self.start, self.len()) }
+    }
+
+    /// Appends one component, doubling the storage when full (false: out of memory).
+    fn push(&mut self, component: Component) -> bool {
+        let len = self.len();
+        if self.finish == self.end {
+            let capacity = (2 * self.capacity()).max(4);
+            // SAFETY: `start` is NULL or a block from malloc/realloc (ours, or a
+            // std::vector's from operator new, which is malloc's); realloc keeps `len`
+            // components.
+            let grown = unsafe {
+                libc::realloc(
+                    self.start.cast(),
+                    capacity * std::mem::size_of::<Component>(),
+                )
+            }
+            .cast::<Component>();
+            if grown.is_null() {
+                return false;
+            }
+            self.start = grown;
+            // SAFETY: both within (or one past) the new block of `capacity` components.
+            unsafe {
+                self.finish = grown.add(len);
+                self.end = grown.add(capacity);
+            }
+        }
+        // SAFETY: `finish` is below `end`, inside the block.
+        unsafe {
+            self.finish.write(component);
+            self.finish = self.finish.add(1);
+        }
+        true
+    }
+}
+
 /// The entries `arg`'s mapper expands it to.
 pub fn expand(arg: &MapArg) -> Vec<MapArg> {
-    let mut components: Vec<MapArg> = Vec::new();
+    let mut list = ComponentList::EMPTY;
     // SAFETY: a non-zero mapper is the address of a clang-generated mapper function
     // (LLVM's contract for `arg_mappers`); it only calls the two functions below with
-    // the handle it is given, which points to `components` for the call's duration.
+    // the handle it is given, which points to `list` for the call's duration.
     unsafe {
         let mapper = std::mem::transmute::<usize, MapperFn>(arg.mapper);
         mapper(
-            (&mut components as *mut Vec<MapArg>).cast(),
+            (&mut list as *mut ComponentList).cast(),
             arg.base as *mut c_void,
             arg.begin as *mut c_void,
             arg.size as i64,
@@ -33,6 +114,20 @@ pub fn expand(arg: &MapArg) -> Vec<MapArg> {
             arg.name as *mut c_void,
         );
     }
+    let components = list
+        .as_slice()
+        .iter()
+        .map(|c| MapArg {
+            base: c.base as usize,
+            begin: c.begin as usize,
+            size: usize::try_from(c.size).unwrap_or(0),
+            map_type: c.map_type,
+            mapper: 0,
+            name: c.name as usize,
+        })
+        .collect();
+    // SAFETY: NULL or the block `push` allocated, no longer referred to.
+    unsafe { libc::free(list.start.cast()) };
     components
 }
 
@@ -42,8 +137,9 @@ pub fn expand(arg: &MapArg) -> Vec<MapArg> {
 /// `handle` is the handle a mapper function was called with (or NULL).
 #[no_mangle]
 pub unsafe extern "C" fn __tgt_mapper_num_components(handle: *mut c_void) -> i64 {
-    // SAFETY: the handle is `expand`'s vector, alive during the mapper call.
-    unsafe { handle.cast::<Vec<MapArg>>().as_ref() }.map_or(0, |c| c.len() as i64)
+    // SAFETY: the handle points to a component list (`expand`'s, or a caller's
+    // std::vector of LLVM's layout), alive during the call.
+    unsafe { handle.cast::<ComponentList>().as_ref() }.map_or(0, |c| c.len() as i64)
 }
 
 /// Adds one component to the mapper call behind `handle`.
@@ -59,15 +155,14 @@ pub unsafe extern "C" fn __tgt_push_mapper_component(
     map_type: i64,
     name: *mut c_void,
 ) {
-    // SAFETY: the handle is `expand`'s vector, alive during the mapper call.
-    if let Some(components) = unsafe { handle.cast::<Vec<MapArg>>().as_mut() } {
-        components.push(MapArg {
-            base: base as usize,
-            begin: begin as usize,
-            size: usize::try_from(size).unwrap_or(0),
+    // SAFETY: as in `__tgt_mapper_num_components`.
+    if let Some(list) = unsafe { handle.cast::<ComponentList>().as_mut() } {
+        let _ = list.push(Component {
+            base,
+            begin,
+            size,
             map_type,
-            mapper: 0,
-            name: name as usize,
+            name,
         });
     }
 }
@@ -123,6 +218,29 @@ mod tests {
         assert_eq!(parts[1].parent_index(), Some(0));
         assert!(parts[1].has(mt::PTR_AND_OBJ));
         assert_eq!(parts.iter().filter(|p| p.mapper != 0).count(), 0);
+    }
+
+    #[test]
+    fn a_caller_built_list_grows_in_malloc_storage() {
+        let mut list = ComponentList::EMPTY;
+        let handle = (&mut list as *mut ComponentList).cast::<c_void>();
+        // SAFETY: `handle` is a live, empty list.
+        unsafe {
+            for i in 0..9 {
+                __tgt_push_mapper_component(
+                    handle,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    i,
+                    0,
+                    std::ptr::null_mut(),
+                );
+            }
+            assert_eq!(__tgt_mapper_num_components(handle), 9);
+        }
+        assert_eq!(list.as_slice()[8].size, 8);
+        // SAFETY: the block `push` allocated.
+        unsafe { libc::free(list.start.cast()) };
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub struct State {
     pub libraries: Vec<Library>,
     /// `OMP_REQ_*` flags the registered programs asked for.
     pub requirements: u64,
+    /// The first requires entry's flags, which later ones must agree with (requires.rs).
+    pub requires_first: u64,
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
@@ -246,6 +248,9 @@ pub unsafe fn register(desc: *const BinDesc) {
         .collect();
     let mut state = state();
     state.ensure_initialized();
+    for value in &table.requires {
+        crate::requires::add(&mut state.requires_first, *value);
+    }
     state.requirements |= table.requirements;
     state.add_devices_for(&images);
     state.libraries.push(Library {
@@ -310,6 +315,7 @@ pub fn unregister(desc: usize) {
     crate::profile::write();
     state.devices.clear();
     state.requirements = 0;
+    state.requires_first = 0;
     state.all.clear();
     state.host = None;
     state.initialized = false;
@@ -341,9 +347,10 @@ pub enum Target {
 }
 
 /// As `resolve`, but a device that does not exist ends the program with LLVM's message
-/// (its fatal error code is the device number).
+/// (its fatal error code is the device number). For constructs, which load the images
+/// themselves.
 pub fn resolve_or_abort(device_id: i64) -> Target {
-    resolve(device_id).unwrap_or_else(|| {
+    resolve_number(device_id).unwrap_or_else(|| {
         let id = if device_id == -1 {
             default_device()
         } else {
@@ -359,9 +366,23 @@ pub fn resolve_or_abort(device_id: i64) -> Target {
     })
 }
 
+/// Resolves `device_id` for an OpenMP routine (`omp_target_alloc`, `omp_get_mapped_ptr`,
+/// ...). LLVM 22 loads the registered images onto a device whenever a routine names it,
+/// so `declare target` globals are mapped before any construct ran; LLVM 19 waited for
+/// the first construct. A failed load is left to the construct that needs the image.
+pub fn resolve(device_id: i64) -> Option<Target> {
+    let target = resolve_number(device_id)?;
+    if let Target::Device(device) = target {
+        if policy::llvm_release() >= 22 {
+            let _ = state().load_images(device);
+        }
+    }
+    Some(target)
+}
+
 /// Resolves `device_id` as LLVM does: -1 is the default device; the initial device
 /// (number `num_devices`) is the host. `None`: no such device.
-pub fn resolve(device_id: i64) -> Option<Target> {
+fn resolve_number(device_id: i64) -> Option<Target> {
     let id = if device_id == -1 {
         default_device()
     } else {
