@@ -91,7 +91,9 @@ static void one_round(worker_t *w, uint32_t *state) {
   }
   WORKER_CHECK(w, olMemFree(a));
   WORKER_CHECK(w, olMemFree(b));
-  WORKER_EXPECT(w, olMemFree(a) != OL_SUCCESS); /* freed: NOT_FOUND, not a crash */
+  /* No second free of `a` here: another thread may have been given the same address by
+   * now, and freeing it would free that thread's memory (the test, not the library, would
+   * be wrong). test_memory checks double frees, on one thread. */
 }
 
 static void *worker_main(void *arg) {
