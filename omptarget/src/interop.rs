@@ -182,6 +182,58 @@ pub extern "C" fn omp_get_interop_type_desc(
     std::ptr::null()
 }
 
+// LLVM 22's OpenMP 6.0 interop entry points (exported by libomptarget.so.22.1). No device
+// of ours has a foreign-runtime object, so, as LLVM's own library answers for such a
+// device, there is never an interop object: `get` gives `omp_interop_none` and the calls
+// on an object fail. (Their dependence lists are not waited for: with no object there is
+// nothing for the dependences to order.)
+
+/// `omp_interop_none`: no device here has a foreign-runtime object to hand out.
+#[no_mangle]
+pub extern "C" fn __tgt_interop_get(
+    _loc: *mut c_void,
+    _interop_type: i32,
+    _device_num: i64,
+    _num_prefers: i32,
+    _prefers: *mut c_void,
+    _ctx: *mut c_void,
+    _deps: *mut c_void,
+) -> *mut c_void {
+    std::ptr::null_mut()
+}
+
+/// Using an interop object: there is none (`OFFLOAD_FAIL`, as LLVM for NULL).
+#[no_mangle]
+pub extern "C" fn __tgt_interop_use60(
+    _loc: *mut c_void,
+    _interop: *mut c_void,
+    _ctx: *mut c_void,
+    _deps: *mut c_void,
+) -> c_int {
+    crate::abi::OFFLOAD_FAIL
+}
+
+/// Releasing an interop object: there is none (`OFFLOAD_FAIL`, as LLVM for NULL).
+#[no_mangle]
+pub extern "C" fn __tgt_interop_release(
+    _loc: *mut c_void,
+    _interop: *mut c_void,
+    _ctx: *mut c_void,
+    _deps: *mut c_void,
+) -> c_int {
+    crate::abi::OFFLOAD_FAIL
+}
+
+/// A completion callback needs an interop object: `omp_irc_other`, as LLVM for NULL.
+#[no_mangle]
+pub extern "C" fn ompx_interop_add_completion_callback(
+    _interop: *mut c_void,
+    _callback: *mut c_void,
+    _data: *mut c_void,
+) -> c_int {
+    OMP_IRC_OTHER
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
-//! What this layer does not do yet: the OMPT tool interface and LLVM 22's newest entry
-//! points (its OpenMP 6.0 interop calls and its CUDA-style kernel-language launches).
+//! What this layer does not do yet: the OMPT tool interface and LLVM 22's CUDA-style
+//! kernel-language launches.
 //! Each exists so that every binary and libomp itself load; each says on stderr that it
 //! is not implemented yet. Their parameters are left out: nothing is read from them.
 
@@ -31,14 +31,6 @@ macro_rules! aborts {
     )+};
 }
 
-// LLVM 22's OpenMP 6.0 interop calls: an interop operation skipped would leave the
-// program's foreign-runtime object wrong without a trace.
-aborts!(
-    __tgt_interop_get,
-    __tgt_interop_use60,
-    __tgt_interop_release,
-    ompx_interop_add_completion_callback,
-);
 // LLVM 22's kernel-language API (CUDA-style `<<<...>>>` launches compiled for
 // libomptarget): a launch skipped would leave the kernel's results missing unnoticed.
 aborts!(

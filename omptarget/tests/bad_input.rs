@@ -87,3 +87,17 @@ fn device_memory_calls_with_bad_sizes_and_pointers() {
     unsafe { omp_target_free(null_mut(), 0) };
     assert_eq!(omp_target_is_present(null::<c_void>(), 12345), 0);
 }
+
+#[test]
+fn llvm22_interop_calls_answer_that_there_is_no_interop_object() {
+    use omptarget::interop::{
+        __tgt_interop_get, __tgt_interop_release, __tgt_interop_use60,
+        ompx_interop_add_completion_callback,
+    };
+    disabled();
+    let none = null_mut();
+    assert!(__tgt_interop_get(none, 1, 0, 0, none, none, none).is_null());
+    assert_eq!(__tgt_interop_use60(none, none, none, none), OFFLOAD_FAIL);
+    assert_eq!(__tgt_interop_release(none, none, none, none), OFFLOAD_FAIL);
+    assert_eq!(ompx_interop_add_completion_callback(none, none, none), -6);
+}
