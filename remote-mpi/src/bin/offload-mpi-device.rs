@@ -9,8 +9,8 @@
 //! at exit). Every failure goes back as an error reply naming this rank.
 
 use offload::plugin::{
-    AllocKind, Backend, Device, DeviceInfo, Kernel, KernelArgs, LaunchConfig, Program, Stream,
-    StreamOp, SymbolKind,
+    AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs, LaunchConfig, Program,
+    Stream, StreamOp, SymbolKind,
 };
 use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
 use offload::plugins::remote::wire::{Reply, Request};
@@ -32,6 +32,8 @@ struct Server {
     streams: HashMap<u32, Arc<dyn Stream>>,
     /// Where transferred data lands, reused (touched once, not at every copy).
     staging: Vec<u8>,
+    /// Memory mapped at the application's addresses (`place`).
+    placed: std::collections::HashSet<usize>,
 }
 
 /// A request's answer, and the bytes that follow it (a read's data).
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         next_handle: 1,
         streams: HashMap::new(),
         staging: Vec::new(),
+        placed: std::collections::HashSet::new(),
     };
     server.run()
 }
@@ -123,6 +126,37 @@ impl Server {
         ))
     }
 
+    /// Maps `size` bytes of memory at `at`, the address the application reserved: this
+    /// process's memory is what its host device uses, so the address is the device's
+    /// on both sides. A taken address is `INVALID_VALUE` (the application tries another).
+    fn place(&mut self, at: usize, size: usize) -> Result<usize, (ErrorCode, String)> {
+        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; anonymous
+        // read-write memory at `at`, or a failure.
+        let got = unsafe {
+            libc::mmap(
+                at as *mut libc::c_void,
+                size.max(1),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+                -1,
+                0,
+            )
+        };
+        if got == libc::MAP_FAILED || got as usize != at {
+            if got != libc::MAP_FAILED {
+                // An old kernel ignoring the flag placed it elsewhere: not usable.
+                // SAFETY: the mapping just made, unused.
+                unsafe { libc::munmap(got, size.max(1)) };
+            }
+            return Err((
+                ErrorCode::InvalidValue,
+                format!("address {at:#x} is taken here"),
+            ));
+        }
+        self.placed.insert(at);
+        Ok(at)
+    }
+
     fn handle(&mut self) -> u64 {
         self.next_handle += 1;
         self.next_handle
@@ -145,17 +179,29 @@ impl Server {
         match request {
             Request::Hello => Ok((Reply::Devices(self.describe()), Vec::new())),
             Request::Exit => Ok((Reply::Done, Vec::new())),
-            Request::Alloc { device, kind, size } => {
+            Request::Alloc {
+                device,
+                kind,
+                size,
+                at,
+            } => {
                 let kind = AllocKind::try_from(kind).map_err(|k| {
                     (
                         ErrorCode::InvalidEnumeration,
                         format!("allocation kind {k}"),
                     )
                 })?;
-                let address = self
-                    .device(device)?
-                    .allocate(size as usize, kind)
-                    .map_err(failed)?;
+                let own_memory = matches!(
+                    self.device(device)?.device_type(),
+                    DeviceType::Host | DeviceType::Cpu
+                );
+                let address = if at != 0 && own_memory {
+                    self.place(at as usize, size as usize)?
+                } else {
+                    self.device(device)?
+                        .allocate(size as usize, kind)
+                        .map_err(failed)?
+                };
                 Ok((Reply::Value(address as u64), Vec::new()))
             }
             Request::Free {
@@ -164,6 +210,11 @@ impl Server {
                 address,
                 size,
             } => {
+                if self.placed.remove(&(address as usize)) {
+                    // SAFETY: a mapping `place` made, of this size, which nothing uses now.
+                    unsafe { libc::munmap(address as *mut libc::c_void, size as usize) };
+                    return Ok((Reply::Done, Vec::new()));
+                }
                 let kind = AllocKind::try_from(kind).map_err(|k| {
                     (
                         ErrorCode::InvalidEnumeration,

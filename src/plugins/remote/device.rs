@@ -1,6 +1,7 @@
 //! A device of a server rank, as the application sees it: its info is the server's
 //! answer (cached at discovery), and each operation is one exchange with the server.
 
+use super::address;
 use super::program::{RemoteKernel, RemoteProgram};
 use super::session::Session;
 use super::stream::RemoteStream;
@@ -11,6 +12,9 @@ use crate::plugin::{
 use crate::runtime::error::{Error, ErrorCode, Result};
 use std::sync::Arc;
 
+/// How many reservations an allocation tries before it gives up.
+const PLACEMENT_TRIES: usize = 8;
+
 pub struct RemoteDevice {
     /// This device itself, for the streams it creates.
     pub this: std::sync::Weak<RemoteDevice>,
@@ -19,6 +23,8 @@ pub struct RemoteDevice {
     /// The device's number on its server.
     pub index: u32,
     pub info: Vec<(u32, InfoValue)>,
+    /// Allocations at addresses this process reserved (released with them).
+    pub placed: parking_lot::Mutex<std::collections::HashSet<usize>>,
 }
 
 impl RemoteDevice {
@@ -78,14 +84,56 @@ impl Device for RemoteDevice {
         })
     }
 
+    /// Memory at an address this process reserved for it (see `address`): the server
+    /// maps it there, or, where that address is taken on its side, the next reservation
+    /// is tried; a server that cannot place memory (a GPU's) answers with its own address.
     fn allocate(&self, size: usize, kind: AllocKind) -> Result<usize> {
-        let request = Request::Alloc {
-            device: self.index,
-            kind: kind as u32,
-            size: size as u64,
-        };
-        let reply = self.session.exchange(self.rank, &request, &[], &mut [])?;
-        Ok(Self::value(reply, self.rank)? as usize)
+        let mut refused = Vec::new();
+        let outcome = (|| {
+            for _ in 0..PLACEMENT_TRIES {
+                let at = address::reserve(size).ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::OutOfResources,
+                        format!("no address space left for {size} bytes of remote memory"),
+                    )
+                })?;
+                let request = Request::Alloc {
+                    device: self.index,
+                    kind: kind as u32,
+                    size: size as u64,
+                    at: at as u64,
+                };
+                match self.session.exchange(self.rank, &request, &[], &mut []) {
+                    Ok(reply) => {
+                        let got = Self::value(reply, self.rank)? as usize;
+                        if got == at {
+                            self.placed.lock().insert(at);
+                        } else {
+                            // Placed elsewhere: the reservation is not needed.
+                            address::release(at, size);
+                        }
+                        return Ok(got);
+                    }
+                    Err(e) if e.code == ErrorCode::InvalidValue => refused.push(at),
+                    Err(e) => {
+                        address::release(at, size);
+                        return Err(e);
+                    }
+                }
+            }
+            Err(Error::new(
+                ErrorCode::OutOfResources,
+                format!(
+                    "rank {}: no address free on both sides after {PLACEMENT_TRIES} tries",
+                    self.rank
+                ),
+            ))
+        })();
+        // The addresses the server could not use were kept so as not to get them again.
+        for at in refused {
+            address::release(at, size);
+        }
+        outcome
     }
 
     fn free(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
@@ -95,9 +143,13 @@ impl Device for RemoteDevice {
             address: addr as u64,
             size: size as u64,
         };
-        self.session
-            .exchange(self.rank, &request, &[], &mut [])
-            .map(|_| ())
+        self.session.exchange(self.rank, &request, &[], &mut [])?;
+        // The reservation behind a placed allocation goes with it (a server's own
+        // address was never reserved here).
+        if self.placed.lock().remove(&addr) {
+            address::release(addr, size);
+        }
+        Ok(())
     }
 
     fn copy_to_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {

@@ -4,6 +4,7 @@
 //!
 //! - [`wire`] — requests and replies as bytes; [`fragments`] — how transfers are cut.
 //! - [`link`] — the MPI transport library, opened only under an MPI launcher.
+//! - [`address`] — remote memory at addresses the application reserved for it.
 //! - [`session`] — the server ranks and one whole exchange at a time with each.
 //! - [`device`], [`plugin`] — the devices and the platform.
 //! - [`program`], [`stream`] — programs and kernels on a server; queues and events.
@@ -14,6 +15,7 @@
 //! operation done when enqueued) and events. Copies between two servers answer
 //! "not served yet" (`OL_ERRC_UNIMPLEMENTED`).
 
+pub mod address;
 pub mod device;
 pub mod fragments;
 pub mod link;

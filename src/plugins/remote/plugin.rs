@@ -45,6 +45,7 @@ impl plugin::Plugin for RemotePlugin {
                             rank,
                             index: index as u32,
                             info,
+                            placed: Default::default(),
                         }));
                     }
                 }

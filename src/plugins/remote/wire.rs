@@ -11,10 +11,14 @@ use crate::plugin::InfoValue;
 pub enum Request {
     /// Which devices the server has, and everything about them.
     Hello,
+    /// `at`: the address the application reserved for it (0: anywhere); a server whose
+    /// device is its own memory maps it there, so the address is the same on both sides
+    /// and never another device's.
     Alloc {
         device: u32,
         kind: u32,
         size: u64,
+        at: u64,
     },
     Free {
         device: u32,
@@ -179,7 +183,12 @@ impl Request {
         let mut w = Writer(Vec::new());
         match self {
             Request::Hello => w.u8(0),
-            Request::Alloc { device, kind, size } => w.u8(1).u32(*device).u32(*kind).u64(*size),
+            Request::Alloc {
+                device,
+                kind,
+                size,
+                at,
+            } => w.u8(1).u32(*device).u32(*kind).u64(*size).u64(*at),
             Request::Free {
                 device,
                 kind,
@@ -244,6 +253,7 @@ impl Request {
                 device: r.u32("device")?,
                 kind: r.u32("allocation kind")?,
                 size: r.u64("size")?,
+                at: r.u64("address")?,
             },
             2 => Request::Free {
                 device: r.u32("device")?,
@@ -417,6 +427,7 @@ mod tests {
                 device: 1,
                 kind: 2,
                 size: 1 << 40,
+                at: 0x7000_0000_0000,
             },
             Request::Free {
                 device: 0,
