@@ -1,8 +1,9 @@
 //! The transport as C functions: what liboffload's remote plugin calls through
-//! libloading. Every function answers 0 on success and -1 on failure, the reason then
-//! being `offload_mpi_error()`'s text (per thread).
+//! libloading. Every function answers 0 on success, -2 when a receive's deadline ran
+//! out, and -1 on any other failure, the reason then being `offload_mpi_error()`'s text
+//! (per thread).
 
-use crate::transport::Transport;
+use crate::transport::{Transport, TIMED_OUT};
 use parking_lot::RwLock;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
@@ -16,9 +17,10 @@ thread_local! {
 }
 
 fn fail(text: String) -> c_int {
+    let code = if text.contains(TIMED_OUT) { -2 } else { -1 };
     let text = CString::new(text.replace('\0', " ")).unwrap_or_default();
     LAST_ERROR.with(|e| *e.borrow_mut() = text);
-    -1
+    code
 }
 
 fn with_transport<T>(f: impl FnOnce(&Transport) -> Result<T, String>) -> Result<T, String> {

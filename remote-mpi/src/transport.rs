@@ -13,6 +13,13 @@ pub const TAG_REQUEST: i32 = 1;
 pub const TAG_REPLY: i32 = 2;
 /// The tag of bulk data (copies and images), in fragments.
 pub const TAG_DATA: i32 = 3;
+/// The tag of a busy server's "still working" messages (empty), every `HEARTBEAT`.
+pub const TAG_HEARTBEAT: i32 = 4;
+/// How often a busy server says it is alive.
+pub const HEARTBEAT: Duration = Duration::from_millis(500);
+
+/// What a receive with a deadline that ran out says (the C functions answer -2 for it).
+pub const TIMED_OUT: &str = "did not answer within";
 
 /// How long a receive with a deadline polls before it starts to sleep.
 const SPIN: Duration = Duration::from_micros(200);
@@ -133,7 +140,7 @@ impl Transport {
             let now = Instant::now();
             if now >= deadline {
                 return Err(format!(
-                    "rank {source} did not answer within {:.1} s",
+                    "rank {source} {TIMED_OUT} {:.1} s",
                     timeout.as_secs_f64()
                 ));
             }

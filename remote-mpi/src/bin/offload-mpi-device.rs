@@ -15,13 +15,18 @@ use offload::plugin::{
 use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
 use offload::plugins::remote::wire::{Reply, Request};
 use offload::runtime::error::ErrorCode;
-use offload_remote_mpi::transport::{Transport, TAG_DATA, TAG_REPLY, TAG_REQUEST};
+use offload_remote_mpi::transport::{
+    Transport, HEARTBEAT, TAG_DATA, TAG_HEARTBEAT, TAG_REPLY, TAG_REQUEST,
+};
 use std::collections::HashMap;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 struct Server {
-    transport: Transport,
+    transport: Arc<Transport>,
+    /// Set while a request is being served: the heartbeat thread then says so.
+    busy: Arc<AtomicBool>,
     app: i32,
     devices: Vec<Arc<dyn Device>>,
     /// Loaded programs and found kernels, by the handle the application holds.
@@ -60,8 +65,13 @@ fn main() -> ExitCode {
         .filter(|p| p.backend() != Backend::Mpi)
         .flat_map(|p| p.devices())
         .collect();
+    let transport = Arc::new(transport);
+    let busy = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let heartbeat = start_heartbeat(transport.clone(), app, busy.clone(), stop.clone());
     let mut server = Server {
         transport,
+        busy,
         app,
         devices,
         programs: HashMap::new(),
@@ -71,7 +81,46 @@ fn main() -> ExitCode {
         staging: Vec::new(),
         placed: std::collections::HashSet::new(),
     };
-    server.run()
+    let code = server.run();
+    // MPI is finalised when the last reference to the transport goes: the heartbeat's
+    // first, then the server's.
+    stop.store(true, Ordering::Release);
+    if let Some(handle) = heartbeat {
+        let _ = handle.join();
+    }
+    drop(server);
+    code
+}
+
+/// While the server is busy, the application hears from it every `HEARTBEAT`, so that
+/// a long kernel or transfer is not taken for a dead server. The thread ends when `stop`
+/// is set (its reference to the transport must go before MPI is finalised).
+fn start_heartbeat(
+    transport: Arc<Transport>,
+    app: i32,
+    busy: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+) -> Option<std::thread::JoinHandle<()>> {
+    let beat = move || {
+        while !stop.load(Ordering::Acquire) {
+            std::thread::sleep(HEARTBEAT);
+            if busy.load(Ordering::Acquire) && transport.send(app, TAG_HEARTBEAT, &[]).is_err() {
+                return;
+            }
+        }
+    };
+    match std::thread::Builder::new()
+        .name("offload-mpi-heartbeat".into())
+        .spawn(beat)
+    {
+        Ok(handle) => Some(handle),
+        Err(e) => {
+            eprintln!(
+                "offload-mpi-device: no heartbeat thread ({e}): long operations may time out"
+            );
+            None
+        }
+    }
 }
 
 impl Server {
@@ -84,6 +133,7 @@ impl Server {
                     return ExitCode::from(1);
                 }
             };
+            self.busy.store(true, Ordering::Release);
             let (reply, exit) = match Request::decode(&bytes) {
                 Ok(request) => {
                     let exit = request == Request::Exit;
@@ -106,6 +156,7 @@ impl Server {
                 .transport
                 .send(self.app, TAG_REPLY, &reply.encode())
                 .and_then(|()| self.send_data(&data));
+            self.busy.store(false, Ordering::Release);
             if data.capacity() > self.staging.capacity() {
                 self.staging = data;
             }

@@ -118,11 +118,23 @@ impl Link {
 
     /// The next message of `source` with `tag`, or an error after `timeout`.
     pub fn receive(&self, source: i32, tag: i32, timeout: Duration) -> Result<Vec<u8>, String> {
+        self.receive_or_time_out(source, tag, timeout)
+            .map_err(|(_, text)| text)
+    }
+
+    /// As `receive`; the error says whether the deadline ran out (true) or MPI failed.
+    pub fn receive_or_time_out(
+        &self,
+        source: i32,
+        tag: i32,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, (bool, String)> {
         let (mut data, mut len): (*mut u8, u64) = (std::ptr::null_mut(), 0);
         let millis = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
         // SAFETY: two writable locations; the buffer is given back below.
-        if unsafe { (self.receive)(source, tag, millis, &mut data, &mut len) } != 0 {
-            return Err(self.last_error());
+        match unsafe { (self.receive)(source, tag, millis, &mut data, &mut len) } {
+            0 => {}
+            code => return Err((code == -2, self.last_error())),
         }
         let bytes = if data.is_null() {
             Vec::new()

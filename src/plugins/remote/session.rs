@@ -15,6 +15,10 @@ use std::time::Duration;
 pub const TAG_REQUEST: i32 = 1;
 pub const TAG_REPLY: i32 = 2;
 pub const TAG_DATA: i32 = 3;
+pub const TAG_HEARTBEAT: i32 = 4;
+
+/// How long one wait for a reply lasts before the server's heartbeats are looked at.
+const SLICE: Duration = Duration::from_millis(100);
 
 /// How long a server may take to answer (`OFFLOAD_MPI_TIMEOUT`, seconds; default 5).
 fn timeout() -> Duration {
@@ -100,6 +104,37 @@ impl Session {
         Error::new(ErrorCode::BackendFailure, format!("rank {rank}: {e}"))
     }
 
+    /// The reply of server `rank`. A busy server says it is alive every half second
+    /// (a long kernel or transfer is no silence); one that says nothing for the timeout
+    /// is lost, and the operation fails instead of hanging.
+    fn await_reply(&self, rank: i32) -> Result<Vec<u8>> {
+        let mut alive = std::time::Instant::now();
+        loop {
+            match self.link.receive_or_time_out(rank, TAG_REPLY, SLICE) {
+                Ok(bytes) => return Ok(bytes),
+                Err((true, _)) => {
+                    while self
+                        .link
+                        .receive_or_time_out(rank, TAG_HEARTBEAT, Duration::ZERO)
+                        .is_ok()
+                    {
+                        alive = std::time::Instant::now();
+                    }
+                    if alive.elapsed() > self.timeout {
+                        return Err(Self::lost(
+                            rank,
+                            format!(
+                                "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
+                                self.timeout.as_secs_f64()
+                            ),
+                        ));
+                    }
+                }
+                Err((false, e)) => return Err(Self::lost(rank, e)),
+            }
+        }
+    }
+
     /// One operation with server `rank`: `request`, then `outgoing` (the data a write
     /// carries), the reply, then, when it succeeded, `incoming.len()` bytes straight into
     /// `incoming` (a read's data, no copy on the way).
@@ -130,10 +165,7 @@ impl Session {
             let piece = &outgoing[offset as usize..(offset + len) as usize];
             self.link.send(rank, TAG_DATA, piece).map_err(lost)?;
         }
-        let bytes = self
-            .link
-            .receive(rank, TAG_REPLY, self.timeout)
-            .map_err(lost)?;
+        let bytes = self.await_reply(rank)?;
         let reply =
             Reply::decode(&bytes).map_err(|e| lost(format!("an unreadable reply: {}", e.0)))?;
         if let Reply::Error { code, details } = reply {
