@@ -19,7 +19,9 @@ thread_local! {
 fn fail(text: String) -> c_int {
     let code = if text.contains(TIMED_OUT) { -2 } else { -1 };
     let text = CString::new(text.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|e| *e.borrow_mut() = text);
+    // At process exit (an atexit handler stopping the servers) this thread's storage
+    // may be gone already: the code still says what happened.
+    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = text);
     code
 }
 
@@ -33,7 +35,9 @@ fn with_transport<T>(f: impl FnOnce(&Transport) -> Result<T, String>) -> Result<
 /// The reason of this thread's last failure.
 #[no_mangle]
 pub extern "C" fn offload_mpi_error() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ptr())
+    LAST_ERROR
+        .try_with(|e| e.borrow().as_ptr())
+        .unwrap_or(c"(the reason is gone: this thread is exiting)".as_ptr())
 }
 
 /// Initialises MPI (once) and reports this process's rank and the world's size.

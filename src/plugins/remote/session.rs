@@ -32,8 +32,11 @@ fn timeout() -> Duration {
 
 pub struct Session {
     link: Link,
-    /// The server ranks, each with the lock that keeps its exchanges whole.
-    servers: Vec<(i32, Mutex<()>)>,
+    /// The server ranks, each with the lock that keeps its exchanges whole and, once
+    /// the server was lost, why: a server that stopped answering (or whose reply came
+    /// after the timeout, out of step) is never spoken to again, so every later operation
+    /// on its devices fails at once instead of waiting out the timeout once more.
+    servers: Vec<(i32, Mutex<Option<String>>)>,
     timeout: Duration,
 }
 
@@ -74,7 +77,7 @@ fn open() -> std::result::Result<Arc<Session>, String> {
     }
     let session = Arc::new(Session {
         link,
-        servers: (0..rank).map(|r| (r, Mutex::new(()))).collect(),
+        servers: (0..rank).map(|r| (r, Mutex::new(None))).collect(),
         timeout: timeout(),
     });
     // SAFETY: registering a plain extern "C" function.
@@ -82,12 +85,16 @@ fn open() -> std::result::Result<Arc<Session>, String> {
     Ok(session)
 }
 
-/// At exit: every server is told to stop (and answers) before MPI is finalised.
+/// At exit: every server is told to stop (and answers) before MPI is finalised; a lost
+/// one is not waited for.
 extern "C" fn stop_servers() {
     let Some(Ok(session)) = SESSION.get() else {
         return;
     };
-    for (rank, _) in &session.servers {
+    for (rank, lost) in &session.servers {
+        if lost.lock().is_some() {
+            continue;
+        }
         if let Err(e) = session.exchange(*rank, &Request::Exit, &[], &mut []) {
             crate::runtime::config::trace(|| format!("MPI: stopping rank {rank}: {e:?}"));
         }
@@ -107,7 +114,7 @@ impl Session {
     /// The reply of server `rank`. A busy server says it is alive every half second
     /// (a long kernel or transfer is no silence); one that says nothing for the timeout
     /// is lost, and the operation fails instead of hanging.
-    fn await_reply(&self, rank: i32) -> Result<Vec<u8>> {
+    fn await_reply(&self, rank: i32) -> std::result::Result<Vec<u8>, String> {
         let mut alive = std::time::Instant::now();
         loop {
             match self.link.receive_or_time_out(rank, TAG_REPLY, SLICE) {
@@ -121,16 +128,13 @@ impl Session {
                         alive = std::time::Instant::now();
                     }
                     if alive.elapsed() > self.timeout {
-                        return Err(Self::lost(
-                            rank,
-                            format!(
-                                "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
-                                self.timeout.as_secs_f64()
-                            ),
+                        return Err(format!(
+                            "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
+                            self.timeout.as_secs_f64()
                         ));
                     }
                 }
-                Err((false, e)) => return Err(Self::lost(rank, e)),
+                Err((false, e)) => return Err(e),
             }
         }
     }
@@ -156,35 +160,69 @@ impl Session {
                     format!("rank {rank} serves no devices"),
                 )
             })?;
-        let _whole = lock.lock();
-        let lost = |e| Self::lost(rank, e);
+        let mut lost = lock.lock();
+        if let Some(why) = lost.as_ref() {
+            return Err(Self::lost(rank, format!("lost earlier: {why}")));
+        }
+        match self.exchange_in_step(rank, request, outgoing, incoming) {
+            Ok(reply) => Ok(reply),
+            Err(Failure::Refused(e)) => Err(e),
+            Err(Failure::Lost(why)) => {
+                crate::runtime::config::trace(|| format!("MPI: rank {rank} lost: {why}"));
+                let error = Self::lost(rank, why.clone());
+                *lost = Some(why);
+                Err(error)
+            }
+        }
+    }
+
+    fn exchange_in_step(
+        &self,
+        rank: i32,
+        request: &Request,
+        outgoing: &[u8],
+        incoming: &mut [u8],
+    ) -> std::result::Result<Reply, Failure> {
         self.link
             .send(rank, TAG_REQUEST, &request.encode())
-            .map_err(lost)?;
+            .map_err(Failure::Lost)?;
         for (offset, len) in fragments::pieces(outgoing.len() as u64, DEFAULT_FRAGMENT) {
             let piece = &outgoing[offset as usize..(offset + len) as usize];
-            self.link.send(rank, TAG_DATA, piece).map_err(lost)?;
+            self.link
+                .send(rank, TAG_DATA, piece)
+                .map_err(Failure::Lost)?;
         }
-        let bytes = self.await_reply(rank)?;
-        let reply =
-            Reply::decode(&bytes).map_err(|e| lost(format!("an unreadable reply: {}", e.0)))?;
+        let bytes = self.await_reply(rank).map_err(Failure::Lost)?;
+        let reply = Reply::decode(&bytes)
+            .map_err(|e| Failure::Lost(format!("an unreadable reply: {}", e.0)))?;
         if let Reply::Error { code, details } = reply {
-            return Err(Error::new(ErrorCode::from_value(code), details));
+            return Err(Failure::Refused(Error::new(
+                ErrorCode::from_value(code),
+                details,
+            )));
         }
         for (offset, len) in fragments::pieces(incoming.len() as u64, DEFAULT_FRAGMENT) {
             let piece = &mut incoming[offset as usize..(offset + len) as usize];
             let got = self
                 .link
                 .receive_into(rank, TAG_DATA, self.timeout, piece)
-                .map_err(lost)?;
+                .map_err(Failure::Lost)?;
             if got as u64 != len {
-                return Err(lost(format!(
+                return Err(Failure::Lost(format!(
                     "a data fragment of {got} bytes, expected {len}"
                 )));
             }
         }
         Ok(reply)
     }
+}
+
+/// How an exchange failed: the server refused the operation (its error, the
+/// conversation still in step), or the server was lost (no answer, MPI failed, or an
+/// answer out of step).
+enum Failure {
+    Refused(Error),
+    Lost(String),
 }
 
 #[cfg(test)]
