@@ -168,6 +168,31 @@ static inline ol_device_handle_t host_device(void) {
   exit(1);
 }
 
+/* The backend of the platform `device` belongs to. */
+static inline uint32_t device_backend(ol_device_handle_t device) {
+  ol_platform_handle_t platform = NULL;
+  ol_platform_backend_t backend = OL_PLATFORM_BACKEND_UNKNOWN;
+  REQUIRE_OK(olGetDeviceInfo(device, OL_DEVICE_INFO_PLATFORM, sizeof platform, &platform));
+  REQUIRE_OK(olGetPlatformInfo(platform, OL_PLATFORM_INFO_BACKEND, sizeof backend, &backend));
+  return backend;
+}
+
+/* Whether `device` is a device server's, reached over MPI. */
+static inline bool device_is_remote(ol_device_handle_t device) {
+  return device_backend(device) == OL_PLATFORM_BACKEND_MPI;
+}
+
+/* The first device of the MPI platform (a server's host device, under mpirun with
+ * offload-mpi-device); exits 77 saying so where there is none. */
+static inline ol_device_handle_t remote_test_device(void) {
+  device_list_t list = all_devices();
+  for (size_t i = 0; i < list.count; ++i)
+    if (device_is_remote(list.devices[i]))
+      return list.devices[i];
+  printf("skipped: no remote device (run under mpirun with offload-mpi-device)\n");
+  exit(TEST_SKIP_CODE);
+}
+
 /* A handle value no library would return; distinct per use. */
 #define GARBAGE_HANDLE(type) ((type)(uintptr_t)0x1234)
 

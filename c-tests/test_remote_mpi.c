@@ -22,14 +22,6 @@ static bool reserved_here(const void *address) {
   return found;
 }
 
-static bool is_remote(ol_device_handle_t device) {
-  ol_platform_handle_t platform = NULL;
-  ol_platform_backend_t backend = OL_PLATFORM_BACKEND_UNKNOWN;
-  CHECK_OK(olGetDeviceInfo(device, OL_DEVICE_INFO_PLATFORM, sizeof platform, &platform));
-  CHECK_OK(olGetPlatformInfo(platform, OL_PLATFORM_INFO_BACKEND, sizeof backend, &backend));
-  return backend == OL_PLATFORM_BACKEND_MPI;
-}
-
 static void round_trip(ol_device_handle_t remote, ol_device_handle_t host,
                        ol_alloc_type_t type, size_t size) {
   unsigned char *src = malloc(size + 1), *back = malloc(size + 1);
@@ -55,7 +47,7 @@ int main(void) {
   size_t remotes = 0;
   for (size_t i = 0; i < list.count; i++) {
     ol_device_handle_t d = list.devices[i];
-    if (!is_remote(d)) continue;
+    if (!device_is_remote(d)) continue;
     remotes++;
     char name[256] = {0};
     CHECK_OK(olGetDeviceInfo(d, OL_DEVICE_INFO_NAME, sizeof name, name));
@@ -75,7 +67,7 @@ int main(void) {
   /* Between two servers' devices. */
   ol_device_handle_t first = NULL, second = NULL;
   for (size_t i = 0; i < list.count; i++) {
-    if (!is_remote(list.devices[i])) continue;
+    if (!device_is_remote(list.devices[i])) continue;
     if (!first) first = list.devices[i];
     else if (!second) second = list.devices[i];
   }

@@ -4,25 +4,9 @@
  * for a dead one (it says it is alive while it works). Skips without a remote device. */
 #include "offload_test.h"
 
-static bool is_remote(ol_device_handle_t device) {
-  ol_platform_handle_t platform = NULL;
-  ol_platform_backend_t backend = OL_PLATFORM_BACKEND_UNKNOWN;
-  CHECK_OK(olGetDeviceInfo(device, OL_DEVICE_INFO_PLATFORM, sizeof platform, &platform));
-  CHECK_OK(olGetPlatformInfo(platform, OL_PLATFORM_INFO_BACKEND, sizeof backend, &backend));
-  return backend == OL_PLATFORM_BACKEND_MPI;
-}
-
 int main(void) {
   REQUIRE_OK(olInit());
-  device_list_t list = all_devices();
-  ol_device_handle_t host = host_device(), remote = NULL;
-  for (size_t i = 0; i < list.count && !remote; i++)
-    if (is_remote(list.devices[i])) remote = list.devices[i];
-  if (!remote) {
-    printf("skipped: no remote device (run under mpirun with offload-mpi-device)\n");
-    olShutDown();
-    return TEST_SKIP_CODE;
-  }
+  ol_device_handle_t host = host_device(), remote = remote_test_device();
   const size_t n = ((size_t)2 << 30) + 1;
   unsigned char *a = malloc(n), *b = malloc(n);
   REQUIRE(a && b);

@@ -45,27 +45,11 @@ static double seconds_now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static bool is_remote(ol_device_handle_t device) {
-  ol_platform_handle_t platform = NULL;
-  ol_platform_backend_t backend = OL_PLATFORM_BACKEND_UNKNOWN;
-  CHECK_OK(olGetDeviceInfo(device, OL_DEVICE_INFO_PLATFORM, sizeof platform, &platform));
-  CHECK_OK(olGetPlatformInfo(platform, OL_PLATFORM_INFO_BACKEND, sizeof backend, &backend));
-  return backend == OL_PLATFORM_BACKEND_MPI;
-}
-
 int main(void) {
   /* The timeout this test waits out once (the default is 5 s). */
   setenv("OFFLOAD_MPI_TIMEOUT", "2", 1);
   REQUIRE_OK(olInit());
-  device_list_t list = all_devices();
-  ol_device_handle_t host = host_device(), remote = NULL;
-  for (size_t i = 0; i < list.count && !remote; i++)
-    if (is_remote(list.devices[i])) remote = list.devices[i];
-  if (!remote) {
-    printf("skipped: no remote devices (run under mpirun with offload-mpi-device)\n");
-    olShutDown();
-    return TEST_SKIP_CODE;
-  }
+  ol_device_handle_t host = host_device(), remote = remote_test_device();
   int value = 1234, back = 0;
   void *mem = NULL;
   ol_queue_handle_t queue = NULL;
