@@ -1,5 +1,6 @@
 //! The backends, one folder each.
 
+pub mod amdgpu;
 pub mod cuda;
 pub mod host;
 pub mod remote;
