@@ -82,8 +82,38 @@ int main(void) {
     CHECK_OK(olMemcpy(NULL, on_second, second, on_first, first, M));
     CHECK_OK(olMemcpy(NULL, b, host, on_second, second, M));
     CHECK(memcmp(a, b, M) == 0);
+    /* The same on queues of either server, both ways, at offsets inside the ranges:
+     * the servers copy to each other directly. */
+    ol_queue_handle_t q1 = NULL, q2 = NULL;
+    REQUIRE_OK(olCreateQueue(first, &q1));
+    REQUIRE_OK(olCreateQueue(second, &q2));
+    memset(b, 0, M);
+    CHECK_OK(olMemcpy(q1, on_second, second, a, host, M)); /* host -> second, on q1 */
+    CHECK_OK(olMemcpy(q1, (char *)on_first + 16, first, (char *)on_second + 32, second, 1000));
+    CHECK_OK(olSyncQueue(q1));
+    CHECK_OK(olMemcpy(q2, (char *)on_second + 5000, second, (char *)on_first + 16, first, 1000));
+    CHECK_OK(olMemcpy(q2, b, host, (char *)on_second + 5000, second, 1000));
+    CHECK_OK(olSyncQueue(q2));
+    CHECK(memcmp(a + 32, b, 1000) == 0);
+    CHECK_OK(olDestroyQueue(q1));
+    CHECK_OK(olDestroyQueue(q2));
     CHECK_OK(olMemFree(on_first));
     CHECK_OK(olMemFree(on_second));
+    /* More than one fragment (64 MiB each) from server to server. */
+    size_t big = ((size_t)64 << 20) + 4099;
+    unsigned char *pattern = malloc(big), *got = malloc(big);
+    REQUIRE(pattern && got);
+    for (size_t i = 0; i < big; i++) pattern[i] = (unsigned char)(i % 251);
+    REQUIRE_OK(olMemAlloc(first, OL_ALLOC_TYPE_DEVICE, big, &on_first));
+    REQUIRE_OK(olMemAlloc(second, OL_ALLOC_TYPE_DEVICE, big, &on_second));
+    CHECK_OK(olMemcpy(NULL, on_first, first, pattern, host, big));
+    CHECK_OK(olMemcpy(NULL, on_second, second, on_first, first, big));
+    CHECK_OK(olMemcpy(NULL, got, host, on_second, second, big));
+    CHECK(memcmp(pattern, got, big) == 0);
+    CHECK_OK(olMemFree(on_first));
+    CHECK_OK(olMemFree(on_second));
+    free(pattern);
+    free(got);
     /* An image the server's device cannot run: refused with the server's reason. */
     static const char junk[64] = "not an image of any device";
     bool valid = true;

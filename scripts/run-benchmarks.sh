@@ -119,7 +119,7 @@ if command -v mpirun >/dev/null && [ -x "$PREFIX/bin/offload-mpi-device" ] &&
   echo
   echo "A remote host device (offload-mpi-device, loopback) against plain MPI, medians"
   printf '%-34s %12s %12s %9s\n' what "plain MPI" remote remote/MPI
-  for size in 4KiB 1MiB 64MiB; do
+  for size in 4KiB 1MiB 64MiB 1GiB; do
     for dir in to_remote from_remote; do
       m=$(value mpi "mpi_${dir}_${size}_GBps"); r=$(value remote "remote_${dir}_${size}_GBps")
       printf '%-34s %12s %12s %8.2fx\n' "$dir $size (GB/s)" "$m" "$r" "$(awk "BEGIN { print $r / $m }")"

@@ -84,16 +84,19 @@ impl Runtime {
             rt.still_live("DstPtr", dst, dst_alloc)?;
             rt.still_live("SrcPtr", src, src_alloc)
         });
-        let on_queue = |d: &Arc<Device>| d.index == queue.device.index;
-        let direction = match (on_queue(dst_device), on_queue(src_device)) {
-            _ if dst_device.is_host() && src_device.is_host() => Some(CopyDirection::HostToHost),
-            (true, true) => Some(CopyDirection::DeviceToDevice),
-            (true, false) if src_device.is_host() => Some(CopyDirection::HostToDevice),
-            (false, true) if dst_device.is_host() => Some(CopyDirection::DeviceToHost),
-            _ => None,
-        };
+        // Between host memory and devices of the queue's own backend, the stream copies
+        // (the backend reaches its other devices itself: CUDA by unified addressing,
+        // remote devices by their servers); the direction says which sides are host
+        // memory.
         let same_backend =
             |d: &Arc<Device>| d.is_host() || d.platform.index == queue.device.platform.index;
+        let direction = match (dst_device.is_host(), src_device.is_host()) {
+            (true, true) => Some(CopyDirection::HostToHost),
+            _ if !(same_backend(dst_device) && same_backend(src_device)) => None,
+            (false, true) => Some(CopyDirection::HostToDevice),
+            (true, false) => Some(CopyDirection::DeviceToHost),
+            (false, false) => Some(CopyDirection::DeviceToDevice),
+        };
         let op = match direction {
             Some(direction) => StreamOp::Copy {
                 dst,
@@ -101,16 +104,6 @@ impl Runtime {
                 size,
                 direction,
             },
-            // Another device of the queue's own backend: the backend copies between its
-            // devices itself (CUDA: unified addressing, peer to peer where it can).
-            None if !queue.device.is_host() && same_backend(dst_device) && same_backend(src_device) => {
-                StreamOp::Copy {
-                    dst,
-                    src,
-                    size,
-                    direction: CopyDirection::DeviceToDevice,
-                }
-            }
             // Through the host: a host step of the queue copies synchronously. Only a host
             // queue may run it, since it calls the devices' backends, which a GPU's
             // callback thread must not do.

@@ -5,7 +5,44 @@
 //! allocations at one address, and a pointer the application puts in a kernel's
 //! arguments is the server's pointer too.
 
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
 use std::ffi::c_void;
+
+/// Which remote device a placed allocation belongs to: its server rank and its number
+/// there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner {
+    pub rank: i32,
+    pub device: u32,
+}
+
+/// Every placed allocation of every remote device, by start address: (size, owner). A
+/// copy between two remote devices finds the other side here (the plugin interface
+/// names only the source device).
+static PLACED: Mutex<BTreeMap<usize, (usize, Owner)>> = Mutex::new(BTreeMap::new());
+
+/// Records that `size` bytes at `at` (a reservation) are `owner`'s memory.
+pub fn record(at: usize, size: usize, owner: Owner) {
+    PLACED.lock().insert(at, (size, owner));
+}
+
+/// Forgets the allocation at `at` and releases its reservation; false when `at` was no
+/// placed allocation (the server's own address, never reserved here).
+pub fn forget(at: usize) -> bool {
+    let Some((size, _)) = PLACED.lock().remove(&at) else {
+        return false;
+    };
+    release(at, size);
+    true
+}
+
+/// The remote device whose placed allocation holds `address`.
+pub fn owner(address: usize) -> Option<Owner> {
+    let placed = PLACED.lock();
+    let (&start, &(size, owner)) = placed.range(..=address).next_back()?;
+    (address < start + size.max(1)).then_some(owner)
+}
 
 /// The page size ranges are rounded to.
 fn page() -> usize {
@@ -58,5 +95,19 @@ mod tests {
         assert_eq!(rounded(page() + 1), 2 * page());
         release(a, 100);
         release(b, 100);
+    }
+
+    #[test]
+    fn owners_are_found_inside_placed_allocations_only() {
+        let a = reserve(8192).expect("reserve");
+        let mine = Owner { rank: 1, device: 2 };
+        record(a, 8192, mine);
+        assert_eq!(owner(a), Some(mine));
+        assert_eq!(owner(a + 8191), Some(mine));
+        assert_eq!(owner(a + 8192), None);
+        assert_eq!(owner(a.wrapping_sub(1)), None);
+        assert!(forget(a));
+        assert!(!forget(a), "forgotten once");
+        assert_eq!(owner(a), None);
     }
 }

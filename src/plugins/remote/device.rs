@@ -23,8 +23,6 @@ pub struct RemoteDevice {
     /// The device's number on its server.
     pub index: u32,
     pub info: Vec<(u32, InfoValue)>,
-    /// Allocations at addresses this process reserved (released with them).
-    pub placed: parking_lot::Mutex<std::collections::HashSet<usize>>,
 }
 
 impl RemoteDevice {
@@ -47,6 +45,69 @@ impl RemoteDevice {
         self.session
             .exchange(self.rank, &request, &[], &mut [])
             .map(|_| ())
+    }
+
+    fn owner(&self) -> address::Owner {
+        address::Owner {
+            rank: self.rank,
+            device: self.index,
+        }
+    }
+
+    /// The device whose memory `address` is: the remote device that placed it, else
+    /// this one (a queue of this device may copy to and from other remote devices).
+    fn holder(&self, address: usize) -> address::Owner {
+        address::owner(address).unwrap_or(self.owner())
+    }
+
+    /// A copy between remote device memory on a queue of this device: within one
+    /// device, or server to server where the sides are two servers'.
+    fn copy_device_to_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        let (to, from) = (self.holder(dst), self.holder(src));
+        if to != from {
+            return self.copy_between(from, src, to, dst, size);
+        }
+        let request = Request::CopyWithin {
+            device: to.device,
+            dst: dst as u64,
+            src: src as u64,
+            size: size as u64,
+        };
+        self.session
+            .exchange(to.rank, &request, &[], &mut [])
+            .map(|_| ())
+    }
+
+    /// `size` bytes from `from`'s memory at `src` to `to`'s at `dst`, straight from one
+    /// server to the other.
+    fn copy_between(
+        &self,
+        from: address::Owner,
+        src: usize,
+        to: address::Owner,
+        dst: usize,
+        size: usize,
+    ) -> Result<()> {
+        if from.rank == to.rank {
+            return Err(crate::plugin::unsupported(&format!(
+                "a copy between two devices of one server (rank {})",
+                from.rank
+            )));
+        }
+        let send = Request::SendTo {
+            device: from.device,
+            address: src as u64,
+            size: size as u64,
+            peer: to.rank as u32,
+        };
+        let receive = Request::ReceiveFrom {
+            device: to.device,
+            address: dst as u64,
+            size: size as u64,
+            peer: from.rank as u32,
+        };
+        self.session
+            .exchange_between((from.rank, &send), (to.rank, &receive))
     }
 
     fn value(reply: Reply, rank: i32) -> Result<u64> {
@@ -107,7 +168,11 @@ impl Device for RemoteDevice {
                     Ok(reply) => {
                         let got = Self::value(reply, self.rank)? as usize;
                         if got == at {
-                            self.placed.lock().insert(at);
+                            let owner = address::Owner {
+                                rank: self.rank,
+                                device: self.index,
+                            };
+                            address::record(at, size, owner);
                         } else {
                             // Placed elsewhere: the reservation is not needed.
                             address::release(at, size);
@@ -146,35 +211,37 @@ impl Device for RemoteDevice {
         self.session.exchange(self.rank, &request, &[], &mut [])?;
         // The reservation behind a placed allocation goes with it (a server's own
         // address was never reserved here).
-        if self.placed.lock().remove(&addr) {
-            address::release(addr, size);
-        }
+        address::forget(addr);
         Ok(())
     }
 
     fn copy_to_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
         // SAFETY: the runtime hands a host range of `size` readable bytes.
         let data = unsafe { std::slice::from_raw_parts(src as *const u8, size) };
+        let to = self.holder(dst);
         let request = Request::Write {
-            device: self.index,
+            device: to.device,
             address: dst as u64,
             size: size as u64,
         };
         self.session
-            .exchange(self.rank, &request, data, &mut [])
+            .exchange(to.rank, &request, data, &mut [])
             .map(|_| ())
     }
 
+    /// Within one device, or (on a queue of this device) between two remote devices.
     fn copy_within_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
-        let request = Request::CopyWithin {
-            device: self.index,
-            dst: dst as u64,
-            src: src as u64,
-            size: size as u64,
-        };
-        self.session
-            .exchange(self.rank, &request, &[], &mut [])
-            .map(|_| ())
+        self.copy_device_to_device(dst, src, size)
+    }
+
+    /// Server to server, when `dst` is memory another server placed; otherwise (a
+    /// server's GPU memory at its own address, or two devices of one server) the runtime
+    /// stages the copy through the application.
+    fn copy_to_peer(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        let to = address::owner(dst).ok_or_else(|| {
+            crate::plugin::unsupported("a copy to remote memory not placed by this process")
+        })?;
+        self.copy_between(self.owner(), src, to, dst, size)
     }
 
     fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
@@ -234,15 +301,16 @@ impl Device for RemoteDevice {
     }
 
     fn copy_from_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        let from = self.holder(src);
         let request = Request::Read {
-            device: self.index,
+            device: from.device,
             address: src as u64,
             size: size as u64,
         };
         // SAFETY: the runtime hands a host range of `size` writable bytes.
         let into = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, size) };
         self.session
-            .exchange(self.rank, &request, &[], into)
+            .exchange(from.rank, &request, &[], into)
             .map(|_| ())
     }
 }

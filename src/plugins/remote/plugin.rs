@@ -45,7 +45,6 @@ impl plugin::Plugin for RemotePlugin {
                             rank,
                             index: index as u32,
                             info,
-                            placed: Default::default(),
                         }));
                     }
                 }

@@ -21,7 +21,7 @@ pub const TAG_HEARTBEAT: i32 = 4;
 const SLICE: Duration = Duration::from_millis(100);
 
 /// How long a server may take to answer (`OFFLOAD_MPI_TIMEOUT`, seconds; default 5).
-fn timeout() -> Duration {
+pub fn timeout() -> Duration {
     let seconds = std::env::var("OFFLOAD_MPI_TIMEOUT")
         .ok()
         .and_then(|v| v.trim().parse::<f64>().ok())
@@ -150,18 +150,10 @@ impl Session {
         }
     }
 
-    /// One operation with server `rank`: `request`, then `outgoing` (the data a write
-    /// carries), the reply, then, when it succeeded, `incoming.len()` bytes straight into
-    /// `incoming` (a read's data, no copy on the way).
-    pub fn exchange(
-        &self,
-        rank: i32,
-        request: &Request,
-        outgoing: &[u8],
-        incoming: &mut [u8],
-    ) -> Result<Reply> {
-        let lock = self
-            .servers
+    /// The lock that keeps server `rank`'s exchanges whole (holding, once the server was
+    /// lost, why).
+    fn conversation(&self, rank: i32) -> Result<&Mutex<Option<String>>> {
+        self.servers
             .iter()
             .find(|(r, _)| *r == rank)
             .map(|(_, l)| l)
@@ -170,12 +162,24 @@ impl Session {
                     ErrorCode::InvalidDevice,
                     format!("rank {rank} serves no devices"),
                 )
-            })?;
-        let mut lost = lock.lock();
-        if let Some(why) = lost.as_ref() {
-            return Err(Self::lost(rank, format!("lost earlier: {why}")));
+            })
+    }
+
+    /// Fails at once for a server lost earlier.
+    fn usable(rank: i32, lost: &Option<String>) -> Result<()> {
+        match lost {
+            Some(why) => Err(Self::lost(rank, format!("lost earlier: {why}"))),
+            None => Ok(()),
         }
-        match self.exchange_in_step(rank, request, outgoing, incoming) {
+    }
+
+    /// The caller's result of an exchange; a lost server is marked so.
+    fn settle(
+        rank: i32,
+        lost: &mut Option<String>,
+        outcome: std::result::Result<Reply, Failure>,
+    ) -> Result<Reply> {
+        match outcome {
             Ok(reply) => Ok(reply),
             Err(Failure::Refused(e)) => Err(e),
             Err(Failure::Lost(why)) => {
@@ -187,13 +191,67 @@ impl Session {
         }
     }
 
-    fn exchange_in_step(
+    /// One operation with server `rank`: `request`, then `outgoing` (the data a write
+    /// carries), the reply, then, when it succeeded, `incoming.len()` bytes straight into
+    /// `incoming` (a read's data, no copy on the way).
+    pub fn exchange(
         &self,
         rank: i32,
         request: &Request,
         outgoing: &[u8],
         incoming: &mut [u8],
-    ) -> std::result::Result<Reply, Failure> {
+    ) -> Result<Reply> {
+        let mut lost = self.conversation(rank)?.lock();
+        Self::usable(rank, &lost)?;
+        let outcome = self
+            .start(rank, request, outgoing)
+            .and_then(|()| self.finish(rank, incoming));
+        Self::settle(rank, &mut lost, outcome)
+    }
+
+    /// A copy from one server straight to another: `sender` (a `SendTo`) and `receiver`
+    /// (a `ReceiveFrom`) are asked together and both answers awaited. Both conversations
+    /// are held, taken in rank order so that two copies in opposite directions cannot
+    /// wait for each other.
+    pub fn exchange_between(
+        &self,
+        sender: (i32, &Request),
+        receiver: (i32, &Request),
+    ) -> Result<()> {
+        let (from, to) = (self.conversation(sender.0)?, self.conversation(receiver.0)?);
+        if std::ptr::eq(from, to) {
+            return Err(Error::invalid_argument(format!(
+                "a copy between two servers names rank {} twice",
+                sender.0
+            )));
+        }
+        let (mut lost_from, mut lost_to) = if sender.0 < receiver.0 {
+            let first = from.lock();
+            (first, to.lock())
+        } else {
+            let first = to.lock();
+            (from.lock(), first)
+        };
+        Self::usable(sender.0, &lost_from)?;
+        Self::usable(receiver.0, &lost_to)?;
+        let asked_to = self.start(receiver.0, receiver.1, &[]);
+        let asked_from = self.start(sender.0, sender.1, &[]);
+        // Each server that was asked answers once, whatever the other does (a receiver
+        // whose sender fails hears so and says so), so both answers are awaited.
+        let sent = asked_from.and_then(|()| self.finish(sender.0, &mut []));
+        let received = asked_to.and_then(|()| self.finish(receiver.0, &mut []));
+        let sent = Self::settle(sender.0, &mut lost_from, sent);
+        let received = Self::settle(receiver.0, &mut lost_to, received);
+        sent.and(received).map(|_| ())
+    }
+
+    /// The first half of an exchange: the request and the data it carries.
+    fn start(
+        &self,
+        rank: i32,
+        request: &Request,
+        outgoing: &[u8],
+    ) -> std::result::Result<(), Failure> {
         self.link
             .send(rank, TAG_REQUEST, &request.encode())
             .map_err(Failure::Lost)?;
@@ -203,6 +261,11 @@ impl Session {
                 .send(rank, TAG_DATA, piece)
                 .map_err(Failure::Lost)?;
         }
+        Ok(())
+    }
+
+    /// The second half: the reply, then the data that comes with a successful one.
+    fn finish(&self, rank: i32, incoming: &mut [u8]) -> std::result::Result<Reply, Failure> {
         let bytes = self.await_reply(rank).map_err(Failure::Lost)?;
         let reply = Reply::decode(&bytes)
             .map_err(|e| Failure::Lost(format!("an unreadable reply: {}", e.0)))?;

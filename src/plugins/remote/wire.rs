@@ -79,6 +79,21 @@ pub enum Request {
         src: u64,
         size: u64,
     },
+    /// Half of a copy between two servers: send `size` bytes at `address` straight to
+    /// server `peer`, in fragments (the application's data never carries them).
+    SendTo {
+        device: u32,
+        address: u64,
+        size: u64,
+        peer: u32,
+    },
+    /// The other half: receive `size` bytes from server `peer` into `address`.
+    ReceiveFrom {
+        device: u32,
+        address: u64,
+        size: u64,
+        peer: u32,
+    },
 }
 
 /// A server's answer.
@@ -241,6 +256,18 @@ impl Request {
                 src,
                 size,
             } => w.u8(12).u32(*device).u64(*dst).u64(*src).u64(*size),
+            Request::SendTo {
+                device,
+                address,
+                size,
+                peer,
+            } => w.u8(13).u32(*device).u64(*address).u64(*size).u32(*peer),
+            Request::ReceiveFrom {
+                device,
+                address,
+                size,
+                peer,
+            } => w.u8(14).u32(*device).u64(*address).u64(*size).u32(*peer),
         };
         w.0
     }
@@ -309,9 +336,21 @@ impl Request {
                 src: r.u64("source")?,
                 size: r.u64("size")?,
             },
+            13 => Request::SendTo {
+                device: r.u32("device")?,
+                address: r.u64("address")?,
+                size: r.u64("size")?,
+                peer: r.u32("peer rank")?,
+            },
+            14 => Request::ReceiveFrom {
+                device: r.u32("device")?,
+                address: r.u64("address")?,
+                size: r.u64("size")?,
+                peer: r.u32("peer rank")?,
+            },
             other => {
                 return Err(DecodeError(format!(
-                    "unknown request kind {other} (expected 0 to 12)"
+                    "unknown request kind {other} (expected 0 to 14)"
                 )))
             }
         };
@@ -480,6 +519,18 @@ mod tests {
                 dst: 10,
                 src: 20,
                 size: 30,
+            },
+            Request::SendTo {
+                device: 0,
+                address: 0x7000_0000_0000,
+                size: 3 << 30,
+                peer: 2,
+            },
+            Request::ReceiveFrom {
+                device: 1,
+                address: 0x7100_0000_0000,
+                size: 3 << 30,
+                peer: 0,
             },
         ]
     }

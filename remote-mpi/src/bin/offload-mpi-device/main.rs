@@ -8,6 +8,10 @@
 //! It answers one request at a time until the application says `Exit` (liboffload does
 //! at exit). Every failure goes back as an error reply naming this rank.
 
+mod memory;
+mod transfer;
+
+use memory::{MemoryTable, Region};
 use offload::plugin::{
     AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs, LaunchConfig, Program,
     Stream, StreamOp, SymbolKind,
@@ -15,9 +19,7 @@ use offload::plugin::{
 use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
 use offload::plugins::remote::wire::{Reply, Request};
 use offload::runtime::error::ErrorCode;
-use offload_remote_mpi::transport::{
-    Transport, HEARTBEAT, TAG_DATA, TAG_HEARTBEAT, TAG_REPLY, TAG_REQUEST,
-};
+use offload_remote_mpi::transport::{Transport, HEARTBEAT, TAG_HEARTBEAT, TAG_REPLY, TAG_REQUEST};
 use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,20 +31,31 @@ struct Server {
     busy: Arc<AtomicBool>,
     app: i32,
     devices: Vec<Arc<dyn Device>>,
-    /// Loaded programs and found kernels, by the handle the application holds.
-    programs: HashMap<u64, Arc<dyn Program>>,
+    /// Loaded programs (with their device) and found kernels, by the handle the
+    /// application holds.
+    programs: HashMap<u64, (u32, Arc<dyn Program>)>,
     kernels: HashMap<u64, (u64, Arc<dyn Kernel>)>,
     next_handle: u64,
     /// One stream per device, for what runs only on streams (launches).
     streams: HashMap<u32, Arc<dyn Stream>>,
     /// Where transferred data lands, reused (touched once, not at every copy).
     staging: Vec<u8>,
-    /// Memory mapped at the application's addresses (`place`).
-    placed: std::collections::HashSet<usize>,
+    /// What memory was handed out, for transfers in place.
+    memory: MemoryTable,
+    /// How long a peer server may leave a transfer waiting (`OFFLOAD_MPI_TIMEOUT`).
+    timeout: std::time::Duration,
 }
 
-/// A request's answer, and the bytes that follow it (a read's data).
-type Served = Result<(Reply, Vec<u8>), (ErrorCode, String)>;
+/// What follows a reply: nothing, or a read's data (staged, or in place in memory this
+/// process owns, which nothing else touches while the request is served).
+enum Outgoing {
+    Nothing,
+    Staged(Vec<u8>),
+    InPlace { address: usize, size: usize },
+}
+
+/// A request's answer, and the bytes that follow it.
+type Served = Result<(Reply, Outgoing), (ErrorCode, String)>;
 
 fn main() -> ExitCode {
     let transport = match Transport::open() {
@@ -79,7 +92,8 @@ fn main() -> ExitCode {
         next_handle: 1,
         streams: HashMap::new(),
         staging: Vec::new(),
-        placed: std::collections::HashSet::new(),
+        memory: MemoryTable::default(),
+        timeout: offload::plugins::remote::session::timeout(),
     };
     let code = server.run();
     // MPI is finalised when the last reference to the transport goes: the heartbeat's
@@ -147,19 +161,33 @@ impl Server {
                     false,
                 ),
             };
-            let (reply, data) = reply.unwrap_or_else(|(code, details)| {
+            let (reply, outgoing) = reply.unwrap_or_else(|(code, details)| {
                 let details = format!("rank {}: {details}", self.transport.rank());
                 let code = code as u32;
-                (Reply::Error { code, details }, Vec::new())
+                (Reply::Error { code, details }, Outgoing::Nothing)
             });
-            let sent = self
-                .transport
-                .send(self.app, TAG_REPLY, &reply.encode())
-                .and_then(|()| self.send_data(&data));
-            self.busy.store(false, Ordering::Release);
-            if data.capacity() > self.staging.capacity() {
-                self.staging = data;
+            let mut sent = self.transport.send(self.app, TAG_REPLY, &reply.encode());
+            if sent.is_ok() {
+                sent = match outgoing {
+                    Outgoing::Nothing => Ok(()),
+                    Outgoing::Staged(data) => {
+                        let sent = transfer::send(&self.transport, self.app, &data);
+                        if data.capacity() > self.staging.capacity() {
+                            self.staging = data;
+                        }
+                        sent
+                    }
+                    Outgoing::InPlace { address, size } => {
+                        // SAFETY: `own_range` found these bytes inside memory this
+                        // process allocated for a device, alive until a later request
+                        // frees it; nothing writes it while this request is served.
+                        let data =
+                            unsafe { std::slice::from_raw_parts(address as *const u8, size) };
+                        transfer::send(&self.transport, self.app, data)
+                    }
+                };
             }
+            self.busy.store(false, Ordering::Release);
             if let Err(e) = sent {
                 eprintln!("offload-mpi-device: {e}");
                 return ExitCode::from(1);
@@ -175,37 +203,6 @@ impl Server {
             ErrorCode::InvalidDevice,
             format!("no device {index} (this server has {})", self.devices.len()),
         ))
-    }
-
-    /// Maps `size` bytes of memory at `at`, the address the application reserved: this
-    /// process's memory is what its host device uses, so the address is the device's
-    /// on both sides. A taken address is `INVALID_VALUE` (the application tries another).
-    fn place(&mut self, at: usize, size: usize) -> Result<usize, (ErrorCode, String)> {
-        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; anonymous
-        // read-write memory at `at`, or a failure.
-        let got = unsafe {
-            libc::mmap(
-                at as *mut libc::c_void,
-                size.max(1),
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
-                -1,
-                0,
-            )
-        };
-        if got == libc::MAP_FAILED || got as usize != at {
-            if got != libc::MAP_FAILED {
-                // An old kernel ignoring the flag placed it elsewhere: not usable.
-                // SAFETY: the mapping just made, unused.
-                unsafe { libc::munmap(got, size.max(1)) };
-            }
-            return Err((
-                ErrorCode::InvalidValue,
-                format!("address {at:#x} is taken here"),
-            ));
-        }
-        self.placed.insert(at);
-        Ok(at)
     }
 
     fn handle(&mut self) -> u64 {
@@ -228,8 +225,8 @@ impl Server {
     fn serve(&mut self, request: Request) -> Served {
         let failed = |e: offload::runtime::error::Error| (e.code, e.details.clone());
         match request {
-            Request::Hello => Ok((Reply::Devices(self.describe()), Vec::new())),
-            Request::Exit => Ok((Reply::Done, Vec::new())),
+            Request::Hello => Ok((Reply::Devices(self.describe()), Outgoing::Nothing)),
+            Request::Exit => Ok((Reply::Done, Outgoing::Nothing)),
             Request::Alloc {
                 device,
                 kind,
@@ -242,18 +239,24 @@ impl Server {
                         format!("allocation kind {k}"),
                     )
                 })?;
-                let own_memory = matches!(
-                    self.device(device)?.device_type(),
-                    DeviceType::Host | DeviceType::Cpu
-                );
-                let address = if at != 0 && own_memory {
-                    self.place(at as usize, size as usize)?
+                let own = self.own_memory(device)?;
+                let placed = at != 0 && own;
+                let address = if placed {
+                    memory::place(at as usize, size as usize)?
                 } else {
                     self.device(device)?
                         .allocate(size as usize, kind)
                         .map_err(failed)?
                 };
-                Ok((Reply::Value(address as u64), Vec::new()))
+                let region = Region {
+                    size: size as usize,
+                    device,
+                    own,
+                    placed,
+                    program: None,
+                };
+                self.memory.add(address, region);
+                Ok((Reply::Value(address as u64), Outgoing::Nothing))
             }
             Request::Free {
                 device,
@@ -261,10 +264,13 @@ impl Server {
                 address,
                 size,
             } => {
-                if self.placed.remove(&(address as usize)) {
-                    // SAFETY: a mapping `place` made, of this size, which nothing uses now.
-                    unsafe { libc::munmap(address as *mut libc::c_void, size as usize) };
-                    return Ok((Reply::Done, Vec::new()));
+                let region = self.memory.remove(address as usize);
+                if let Some(Region {
+                    placed: true, size, ..
+                }) = region
+                {
+                    memory::unplace(address as usize, size);
+                    return Ok((Reply::Done, Outgoing::Nothing));
                 }
                 let kind = AllocKind::try_from(kind).map_err(|k| {
                     (
@@ -275,13 +281,22 @@ impl Server {
                 self.device(device)?
                     .free(address as usize, size as usize, kind)
                     .map_err(failed)?;
-                Ok((Reply::Done, Vec::new()))
+                Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::Write {
                 device,
                 address,
                 size,
             } => {
+                if let Some(at) = self.memory.own_range(device, address, size) {
+                    // SAFETY: `own_range` found these bytes inside memory this process
+                    // allocated for the device; nothing else touches it meanwhile.
+                    let target =
+                        unsafe { std::slice::from_raw_parts_mut(at as *mut u8, size as usize) };
+                    transfer::receive(&self.transport, self.app, None, target)
+                        .map_err(|e| (ErrorCode::BackendFailure, e))?;
+                    return Ok((Reply::Done, Outgoing::Nothing));
+                }
                 // The data follows whether or not the device exists: read it first.
                 let staging = self.receive_data(size)?;
                 let copied = self.device(device).and_then(|d| {
@@ -290,13 +305,17 @@ impl Server {
                 });
                 self.staging = staging;
                 copied?;
-                Ok((Reply::Done, Vec::new()))
+                Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::Read {
                 device,
                 address,
                 size,
             } => {
+                if let Some(address) = self.memory.own_range(device, address, size) {
+                    let size = size as usize;
+                    return Ok((Reply::Done, Outgoing::InPlace { address, size }));
+                }
                 // Read into the staging buffer; `run` takes it back after sending.
                 let mut data = std::mem::take(&mut self.staging);
                 data.resize(size as usize, 0);
@@ -304,7 +323,7 @@ impl Server {
                     .copy_from_device(data.as_mut_ptr() as usize, address as usize, data.len())
                     .map_err(failed)?;
                 // The data follows the reply, so a failed read sends none.
-                Ok((Reply::Done, data))
+                Ok((Reply::Done, Outgoing::Staged(data)))
             }
             Request::Fill {
                 device,
@@ -315,7 +334,7 @@ impl Server {
                 self.device(device)?
                     .fill(address as usize, &pattern, size as usize)
                     .map_err(failed)?;
-                Ok((Reply::Done, Vec::new()))
+                Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::CopyWithin {
                 device,
@@ -326,28 +345,29 @@ impl Server {
                 self.device(device)?
                     .copy_within_device(dst as usize, src as usize, size as usize)
                     .map_err(failed)?;
-                Ok((Reply::Done, Vec::new()))
+                Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::CheckImage { device, size } => {
                 let mut image = self.receive_data(size)?;
                 image.truncate(size as usize);
                 self.device(device)?.check_image(&image).map_err(failed)?;
-                Ok((Reply::Done, Vec::new()))
+                Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::LoadProgram { device, size } => {
                 let mut image = self.receive_data(size)?;
                 image.truncate(size as usize);
                 let program = self.device(device)?.load_program(&image).map_err(failed)?;
                 let handle = self.handle();
-                self.programs.insert(handle, program);
-                Ok((Reply::Value(handle), Vec::new()))
+                self.programs.insert(handle, (device, program));
+                Ok((Reply::Value(handle), Outgoing::Nothing))
             }
             Request::DestroyProgram { program } => {
                 self.kernels.retain(|_, (p, _)| *p != program);
+                self.memory.forget_program(program);
                 self.programs
                     .remove(&program)
                     .ok_or((ErrorCode::InvalidArgument, format!("no program {program}")))?;
-                Ok((Reply::Done, Vec::new()))
+                Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::Symbol {
                 program,
@@ -382,9 +402,150 @@ impl Server {
                 let stream = self.stream(device)?;
                 stream.enqueue("olLaunchKernel", op, None).map_err(failed)?;
                 stream.synchronize().map_err(failed)?;
-                Ok((Reply::Done, Vec::new()))
+                Ok((Reply::Done, Outgoing::Nothing))
+            }
+            Request::SendTo {
+                device,
+                address,
+                size,
+                peer,
+            } => {
+                let peer = self.peer(peer)?;
+                let sent = self.send_to_peer(device, address, size, peer);
+                if sent.is_err() {
+                    transfer::give_up(&self.transport, peer);
+                }
+                sent?;
+                Ok((Reply::Done, Outgoing::Nothing))
+            }
+            Request::ReceiveFrom {
+                device,
+                address,
+                size,
+                peer,
+            } => {
+                let peer = self.peer(peer)?;
+                self.receive_from_peer(device, address, size, peer)?;
+                Ok((Reply::Done, Outgoing::Nothing))
             }
         }
+    }
+
+    /// Whether `device`'s memory is this process's own (a host device's).
+    fn own_memory(&self, device: u32) -> Result<bool, (ErrorCode, String)> {
+        Ok(matches!(
+            self.device(device)?.device_type(),
+            DeviceType::Host | DeviceType::Cpu
+        ))
+    }
+
+    /// Another server rank (not this one, not the application's).
+    fn peer(&self, rank: u32) -> Result<i32, (ErrorCode, String)> {
+        match i32::try_from(rank) {
+            Ok(r) if r != self.app && r != self.transport.rank() && r < self.app => Ok(r),
+            _ => Err((
+                ErrorCode::InvalidArgument,
+                format!(
+                    "rank {rank} is no other server (servers are ranks 0 to {} and this is {})",
+                    self.app - 1,
+                    self.transport.rank()
+                ),
+            )),
+        }
+    }
+
+    /// This server's half of a copy to another server: its memory's bytes, in place or
+    /// fragment by fragment through the staging buffer.
+    fn send_to_peer(
+        &mut self,
+        device: u32,
+        address: u64,
+        size: u64,
+        peer: i32,
+    ) -> Result<(), (ErrorCode, String)> {
+        let lost = |e: String| (ErrorCode::BackendFailure, e);
+        if let Some(at) = self.memory.own_range(device, address, size) {
+            // SAFETY: `own_range` found these bytes inside memory this process
+            // allocated for the device; nothing writes it meanwhile.
+            let data = unsafe { std::slice::from_raw_parts(at as *const u8, size as usize) };
+            return transfer::send(&self.transport, peer, data).map_err(lost);
+        }
+        let device = self.device(device)?.clone();
+        let mut staging = std::mem::take(&mut self.staging);
+        let outcome = (|| {
+            for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
+                staging.resize(staging.len().max(len as usize), 0);
+                let piece = &mut staging[..len as usize];
+                device
+                    .copy_from_device(
+                        piece.as_mut_ptr() as usize,
+                        (address + offset) as usize,
+                        piece.len(),
+                    )
+                    .map_err(|e| (e.code, e.details.clone()))?;
+                self.transport
+                    .send(peer, offload_remote_mpi::transport::TAG_DATA, piece)
+                    .map_err(lost)?;
+            }
+            Ok(())
+        })();
+        self.staging = staging;
+        outcome
+    }
+
+    /// This server's half of a copy from another server: into its memory in place, or
+    /// fragment by fragment through the staging buffer. A destination it cannot write
+    /// is refused after the sender's data was taken and dropped (the sender must not
+    /// wait for ever).
+    fn receive_from_peer(
+        &mut self,
+        device: u32,
+        address: u64,
+        size: u64,
+        peer: i32,
+    ) -> Result<(), (ErrorCode, String)> {
+        let lost = |e: String| (ErrorCode::BackendFailure, e);
+        let timeout = Some(self.timeout);
+        if let Some(at) = self.memory.own_range(device, address, size) {
+            // SAFETY: `own_range` found these bytes inside memory this process
+            // allocated for the device; nothing else touches it meanwhile.
+            let target = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, size as usize) };
+            return transfer::receive(&self.transport, peer, timeout, target).map_err(lost);
+        }
+        let device = match self.device(device) {
+            Ok(d) => d.clone(),
+            Err(e) => {
+                transfer::drain(&self.transport, peer, timeout, size);
+                return Err(e);
+            }
+        };
+        let mut staging = std::mem::take(&mut self.staging);
+        let outcome = (|| {
+            for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
+                staging.resize(staging.len().max(len as usize), 0);
+                let piece = &mut staging[..len as usize];
+                let got = self
+                    .transport
+                    .receive_into(
+                        peer,
+                        offload_remote_mpi::transport::TAG_DATA,
+                        timeout,
+                        piece,
+                    )
+                    .map_err(lost)?;
+                transfer::expect_fragment(peer, got, len).map_err(lost)?;
+                device
+                    .copy_to_device(
+                        (address + offset) as usize,
+                        piece.as_ptr() as usize,
+                        piece.len(),
+                    )
+                    .map_err(|e| (e.code, e.details.clone()))?;
+            }
+            Ok(())
+        })();
+        self.staging = staging;
+        outcome
     }
 
     /// A program's symbol: with `kind` u32::MAX, which kind it is; a kernel's handle; a
@@ -395,26 +556,35 @@ impl Server {
             .get(&program)
             .cloned()
             .ok_or((ErrorCode::InvalidArgument, format!("no program {program}")))?;
+        let (device, found) = found;
         let failed = |e: offload::runtime::error::Error| (e.code, e.details.clone());
         if kind == u32::MAX {
             let kind = found.symbol_kind(name).ok_or((
                 ErrorCode::NotFound,
                 format!("the program has no symbol named '{name}'"),
             ))?;
-            return Ok((Reply::Value(kind as u64), Vec::new()));
+            return Ok((Reply::Value(kind as u64), Outgoing::Nothing));
         }
         match SymbolKind::try_from(kind) {
             Ok(SymbolKind::Kernel) => {
                 let kernel = found.kernel(name).map_err(failed)?;
                 let handle = self.handle();
                 self.kernels.insert(handle, (program, kernel));
-                Ok((Reply::Value(handle), Vec::new()))
+                Ok((Reply::Value(handle), Outgoing::Nothing))
             }
             Ok(SymbolKind::GlobalVariable) => {
                 let global = found.global(name).map_err(failed)?;
+                let region = Region {
+                    size: global.size,
+                    device,
+                    own: self.own_memory(device)?,
+                    placed: false,
+                    program: Some(program),
+                };
+                self.memory.add(global.address, region);
                 Ok((
                     Reply::Pair(global.address as u64, global.size as u64),
-                    Vec::new(),
+                    Outgoing::Nothing,
                 ))
             }
             Err(k) => Err((ErrorCode::InvalidEnumeration, format!("symbol kind {k}"))),
@@ -450,27 +620,8 @@ impl Server {
         if data.len() < size as usize {
             data.resize(size as usize, 0);
         }
-        for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
-            let piece = &mut data[offset as usize..(offset + len) as usize];
-            let got = self
-                .transport
-                .receive_into(self.app, TAG_DATA, None, piece)
-                .map_err(|e| (ErrorCode::BackendFailure, e))?;
-            if got as u64 != len {
-                return Err((
-                    ErrorCode::InvalidSize,
-                    format!("a data fragment of {got} bytes, expected {len}"),
-                ));
-            }
-        }
+        transfer::receive(&self.transport, self.app, None, &mut data[..size as usize])
+            .map_err(|e| (ErrorCode::BackendFailure, e))?;
         Ok(data)
-    }
-
-    fn send_data(&self, data: &[u8]) -> Result<(), String> {
-        for (offset, len) in fragments::pieces(data.len() as u64, DEFAULT_FRAGMENT) {
-            let piece = &data[offset as usize..(offset + len) as usize];
-            self.transport.send(self.app, TAG_DATA, piece)?;
-        }
-        Ok(())
     }
 }

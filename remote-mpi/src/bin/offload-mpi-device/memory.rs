@@ -1,0 +1,127 @@
+//! The memory this server handed out: every allocation (mapped at the application's
+//! address, or the device's own) and every global the application looked up. A transfer
+//! that lies inside one of them, on a device whose memory is this process's own (the
+//! host device), goes between MPI and the memory in place, with no staging copy; any
+//! other goes through the device's own copy.
+
+use offload::runtime::error::ErrorCode;
+use std::collections::BTreeMap;
+
+/// One range of device memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub size: usize,
+    pub device: u32,
+    /// This process's own memory (a host device's): readable and writable in place.
+    pub own: bool,
+    /// Mapped here at the application's address (`place`), unmapped when freed.
+    pub placed: bool,
+    /// The program a global belongs to (forgotten with it); `None` for allocations.
+    pub program: Option<u64>,
+}
+
+#[derive(Default)]
+pub struct MemoryTable {
+    regions: BTreeMap<usize, Region>,
+}
+
+impl MemoryTable {
+    pub fn add(&mut self, base: usize, region: Region) {
+        self.regions.insert(base, region);
+    }
+
+    /// Takes out the allocation at `base` (not a global).
+    pub fn remove(&mut self, base: usize) -> Option<Region> {
+        match self.regions.get(&base) {
+            Some(r) if r.program.is_none() => self.regions.remove(&base),
+            _ => None,
+        }
+    }
+
+    /// Forgets the globals of a destroyed program.
+    pub fn forget_program(&mut self, program: u64) {
+        self.regions.retain(|_, r| r.program != Some(program));
+    }
+
+    /// Whether `size` bytes at `address` lie inside one region of `device` that is this
+    /// process's own memory: the address to read or write in place.
+    pub fn own_range(&self, device: u32, address: u64, size: u64) -> Option<usize> {
+        let address = usize::try_from(address).ok()?;
+        let end = address.checked_add(usize::try_from(size).ok()?)?;
+        let (&base, region) = self.regions.range(..=address).next_back()?;
+        let inside = region.own && region.device == device && end <= base + region.size;
+        inside.then_some(address)
+    }
+}
+
+/// Maps `size` bytes of memory at `at`, the address the application reserved: this
+/// process's memory is what its host device uses, so the address is the device's on
+/// both sides. A taken address is `INVALID_VALUE` (the application tries another).
+pub fn place(at: usize, size: usize) -> Result<usize, (ErrorCode, String)> {
+    // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; anonymous
+    // read-write memory at `at`, or a failure.
+    let got = unsafe {
+        libc::mmap(
+            at as *mut libc::c_void,
+            size.max(1),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    if got == libc::MAP_FAILED || got as usize != at {
+        if got != libc::MAP_FAILED {
+            // An old kernel ignoring the flag placed it elsewhere: not usable.
+            // SAFETY: the mapping just made, unused.
+            unsafe { libc::munmap(got, size.max(1)) };
+        }
+        return Err((
+            ErrorCode::InvalidValue,
+            format!("address {at:#x} is taken here"),
+        ));
+    }
+    Ok(at)
+}
+
+/// Unmaps what `place` mapped.
+pub fn unplace(at: usize, size: usize) {
+    // SAFETY: a mapping `place` made, of this size, which nothing uses any more.
+    unsafe { libc::munmap(at as *mut libc::c_void, size.max(1)) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn region(size: usize, device: u32, own: bool, program: Option<u64>) -> Region {
+        Region {
+            size,
+            device,
+            own,
+            placed: false,
+            program,
+        }
+    }
+
+    #[test]
+    fn only_ranges_inside_own_memory_of_the_device_are_in_place() {
+        let mut table = MemoryTable::default();
+        table.add(0x1000, region(0x100, 0, true, None));
+        table.add(0x2000, region(0x100, 1, false, None));
+        table.add(0x3000, region(0x10, 0, true, Some(7)));
+        assert_eq!(table.own_range(0, 0x1000, 0x100), Some(0x1000));
+        assert_eq!(table.own_range(0, 0x1080, 0x80), Some(0x1080));
+        assert_eq!(table.own_range(0, 0x1080, 0x81), None, "overruns");
+        assert_eq!(table.own_range(1, 0x1000, 1), None, "another device's");
+        assert_eq!(table.own_range(1, 0x2000, 1), None, "not own memory");
+        assert_eq!(table.own_range(0, 0xfff, 1), None, "before any region");
+        assert_eq!(table.own_range(0, u64::MAX, 2), None, "wraps");
+        assert_eq!(table.own_range(0, 0x3008, 8), Some(0x3008), "a global");
+        assert_eq!(table.remove(0x3000), None, "a global is not freed");
+        table.forget_program(7);
+        assert_eq!(table.own_range(0, 0x3008, 8), None);
+        assert!(table.remove(0x1000).is_some());
+        assert_eq!(table.own_range(0, 0x1000, 1), None);
+    }
+}
