@@ -26,14 +26,17 @@ pub struct RemoteDevice {
 }
 
 impl RemoteDevice {
-    /// Runs `kernel` on the server and waits for it.
+    /// Runs `kernel` on the server: with `stream` 0 waits for it; otherwise queues it on
+    /// that server stream and returns at once (a failure comes at the stream's `sync`).
     pub fn launch(
         &self,
         kernel: &RemoteKernel,
         config: &LaunchConfig,
         arguments: Vec<u8>,
+        stream: u64,
     ) -> Result<()> {
         let request = Request::Launch {
+            stream,
             device: self.index,
             kernel: kernel.handle,
             dimensions: config.dimensions,
@@ -41,6 +44,21 @@ impl RemoteDevice {
             group_size: config.group_size,
             dynamic_shared: config.dyn_shared_memory as u64,
             arguments,
+        };
+        if stream != 0 {
+            return self.session.post(self.rank, &request);
+        }
+        self.session
+            .exchange(self.rank, &request, &[], &mut [])
+            .map(|_| ())
+    }
+
+    /// Waits for server stream `stream` (and forgets it when `end`): its first failure.
+    pub fn sync_stream(&self, stream: u64, end: bool) -> Result<()> {
+        let request = if end {
+            Request::EndStream { stream }
+        } else {
+            Request::Sync { stream }
         };
         self.session
             .exchange(self.rank, &request, &[], &mut [])

@@ -91,7 +91,7 @@ impl Kernel for RemoteKernel {
     }
 
     fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
-        self.device.launch(self, config, args.bytes.clone())
+        self.device.launch(self, config, args.bytes.clone(), 0)
     }
 
     /// The server's device answers no occupancy query yet: its largest group.

@@ -209,6 +209,15 @@ impl Session {
         Self::settle(rank, &mut lost, outcome)
     }
 
+    /// A request the server does not answer (a queued launch): sent, in turn with the
+    /// other exchanges of that server.
+    pub fn post(&self, rank: i32, request: &Request) -> Result<()> {
+        let mut lost = self.conversation(rank)?.lock();
+        Self::usable(rank, &lost)?;
+        let outcome = self.start(rank, request, &[]).map(|()| Reply::Done);
+        Self::settle(rank, &mut lost, outcome).map(|_| ())
+    }
+
     /// A copy from one server straight to another: `sender` (a `SendTo`) and `receiver`
     /// (a `ReceiveFrom`) are asked together and both answers awaited. Both conversations
     /// are held, taken in rank order so that two copies in opposite directions cannot

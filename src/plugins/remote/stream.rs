@@ -1,16 +1,23 @@
 //! A queue of a remote device: a worker thread sends its operations to the server in
 //! order while the application goes on; events complete when the worker reaches them;
 //! the first failure is kept for the next `synchronize`, as streams report them.
-//! (Overlap of transfers and kernels on one server is the next step: a progress engine
-//! with non-blocking MPI.)
+//! Kernels go to a stream of the server's own (one per queue) without waiting for an
+//! answer: launches flow one message each, and while they run the server serves other
+//! queues' copies. Before anything else of the queue (a copy, a host step, an event) the
+//! worker waits for the kernels it queued, which keeps the queue in order.
 
 use super::device::RemoteDevice;
+use super::program::RemoteKernel;
 use crate::plugin::{CopyDirection, Device, Guard, Stream, StreamEvent, StreamOp};
 use crate::runtime::error::{Error, ErrorCode, Result};
 use parking_lot::Mutex;
 use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Names of the servers' streams, one per queue of the process.
+static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
 
 pub struct RemoteStream {
     jobs: Mutex<Option<crossbeam_channel::Sender<Job>>>,
@@ -25,10 +32,12 @@ enum Job {
     Wait(Arc<dyn StreamEvent>),
 }
 
-/// What the worker and the stream share: the first failure, and how many jobs wait.
+/// What the worker and the stream share: the first failure, how many jobs wait, and
+/// whether kernels queued on the server may still run.
 struct Shared {
     failure: Mutex<Option<Error>>,
     pending: std::sync::atomic::AtomicUsize,
+    kernels_queued: std::sync::atomic::AtomicBool,
 }
 
 /// A point of a remote queue: complete when the worker reaches it, at that host time.
@@ -70,17 +79,25 @@ impl RemoteStream {
         let shared = Arc::new(Shared {
             failure: Mutex::new(None),
             pending: std::sync::atomic::AtomicUsize::new(0),
+            kernels_queued: std::sync::atomic::AtomicBool::new(false),
         });
         let worker_shared = shared.clone();
+        let mut worker = Worker {
+            device,
+            stream: NEXT_STREAM.fetch_add(1, Ordering::Relaxed),
+            shared: shared.clone(),
+            used: false,
+        };
         let worker = std::thread::Builder::new()
             .name("offload-remote-stream".into())
             .spawn(move || {
                 for job in receive {
-                    worker_shared.run(&device, job);
+                    worker_shared.run(&mut worker, job);
                     worker_shared
                         .pending
                         .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
                 }
+                worker.end();
             })
             .map_err(|e| Error::new(ErrorCode::OutOfResources, format!("a stream thread: {e}")))?;
         Ok(RemoteStream {
@@ -113,24 +130,96 @@ impl Drop for RemoteStream {
     }
 }
 
+/// The worker's side of a queue: its server stream, and whether kernels queued there
+/// may still run.
+struct Worker {
+    device: Arc<RemoteDevice>,
+    stream: u64,
+    shared: Arc<Shared>,
+    /// Whether the server has this stream (it forgets it when the queue ends).
+    used: bool,
+}
+
+impl Worker {
+    /// Waits for the kernels queued on the server (their first failure).
+    fn settle(&mut self) -> Result<()> {
+        if !self.shared.kernels_queued.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let settled = self.device.sync_stream(self.stream, false);
+        self.shared.kernels_queued.store(false, Ordering::Release);
+        settled
+    }
+
+    /// A kernel, queued on the server's stream: no answer awaited.
+    fn launch(&mut self, op: StreamOp) -> Result<()> {
+        let StreamOp::Launch {
+            kernel,
+            config,
+            args,
+        } = op
+        else {
+            return run(&self.device, op);
+        };
+        let remote = kernel
+            .as_any()
+            .downcast_ref::<RemoteKernel>()
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "kernel '{}' is not a kernel of a remote device",
+                    kernel.name()
+                ))
+            })?;
+        self.shared.kernels_queued.store(true, Ordering::Release);
+        self.used = true;
+        self.device.launch(remote, &config, args.bytes, self.stream)
+    }
+
+    /// The queue is gone: the server finishes and forgets its stream (best effort).
+    fn end(self) {
+        if self.used {
+            let _ = self.device.sync_stream(self.stream, true);
+        }
+    }
+}
+
 impl Shared {
-    fn run(&self, device: &RemoteDevice, job: Job) {
+    fn run(&self, worker: &mut Worker, job: Job) {
         let (name, outcome) = match job {
             Job::Record(event) => {
+                let settled = worker.settle();
                 event.complete();
-                return;
+                ("olLaunchKernel", settled)
             }
             Job::Wait(event) => ("a wait", event.synchronize()),
-            Job::Op(name, op, guard) => (
+            Job::Op(name, op @ StreamOp::Launch { .. }, guard) => (
                 name,
-                guard.map_or(Ok(()), |g| g()).and_then(|()| run(device, op)),
+                guard
+                    .map_or(Ok(()), |g| g())
+                    .and_then(|()| worker.launch(op)),
             ),
+            Job::Op(name, op, guard) => {
+                if let Err(e) = worker.settle() {
+                    self.keep("olLaunchKernel", e);
+                }
+                (
+                    name,
+                    guard
+                        .map_or(Ok(()), |g| g())
+                        .and_then(|()| run(&worker.device, op)),
+                )
+            }
         };
         if let Err(e) = outcome {
-            let mut failure = self.failure.lock();
-            if failure.is_none() {
-                *failure = Some(Error::new(e.code, format!("{name}: {}", e.details)));
-            }
+            self.keep(name, e);
+        }
+    }
+
+    /// Keeps the queue's first failure.
+    fn keep(&self, name: &str, e: Error) {
+        let mut failure = self.failure.lock();
+        if failure.is_none() {
+            *failure = Some(Error::new(e.code, format!("{name}: {}", e.details)));
         }
     }
 }
@@ -194,11 +283,18 @@ impl Stream for RemoteStream {
         }
     }
 
+    /// Idle when no job waits and no kernel queued on the server may still run; when
+    /// only such kernels remain, the worker is asked to wait for them, so a later call
+    /// sees the queue idle once they ended.
     fn is_idle(&self) -> bool {
-        self.shared
-            .pending
-            .load(std::sync::atomic::Ordering::Acquire)
-            == 0
+        if self.shared.pending.load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        if !self.shared.kernels_queued.load(Ordering::Acquire) {
+            return true;
+        }
+        let _ = self.submit(Job::Record(Arc::new(RemoteEvent::new())));
+        false
     }
 }
 

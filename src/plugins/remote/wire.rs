@@ -57,7 +57,12 @@ pub enum Request {
         kind: u32,
         name: String,
     },
+    /// With `stream` 0 the server runs the kernel and answers when it ended; otherwise
+    /// it queues it on that stream of its own and does not answer (a failure is kept
+    /// for the stream's next `Sync`), so launches flow without a round trip each and the
+    /// server serves other requests while the kernel runs.
     Launch {
+        stream: u64,
         device: u32,
         kernel: u64,
         dimensions: u32,
@@ -94,6 +99,21 @@ pub enum Request {
         size: u64,
         peer: u32,
     },
+    /// Waits until everything queued on `stream` ended; answers its first failure.
+    Sync {
+        stream: u64,
+    },
+    /// As `Sync`, and the server forgets the stream (the application's queue is gone).
+    EndStream {
+        stream: u64,
+    },
+}
+
+impl Request {
+    /// Whether the server answers this request (a queued launch it does not).
+    pub fn is_answered(&self) -> bool {
+        !matches!(self, Request::Launch { stream, .. } if *stream != 0)
+    }
 }
 
 /// A server's answer.
@@ -234,6 +254,7 @@ impl Request {
                 name,
             } => w.u8(8).u64(*program).u32(*kind).bytes(name.as_bytes()),
             Request::Launch {
+                stream,
                 device,
                 kernel,
                 dimensions,
@@ -242,7 +263,11 @@ impl Request {
                 dynamic_shared,
                 arguments,
             } => {
-                w.u8(9).u32(*device).u64(*kernel).u32(*dimensions);
+                w.u8(9)
+                    .u64(*stream)
+                    .u32(*device)
+                    .u64(*kernel)
+                    .u32(*dimensions);
                 for d in groups.iter().chain(group_size) {
                     w.u32(*d);
                 }
@@ -268,6 +293,8 @@ impl Request {
                 size,
                 peer,
             } => w.u8(14).u32(*device).u64(*address).u64(*size).u32(*peer),
+            Request::Sync { stream } => w.u8(15).u64(*stream),
+            Request::EndStream { stream } => w.u8(16).u64(*stream),
         };
         w.0
     }
@@ -317,6 +344,7 @@ impl Request {
                 name: r.string("symbol name")?,
             },
             9 => Request::Launch {
+                stream: r.u64("stream")?,
                 device: r.u32("device")?,
                 kernel: r.u64("kernel")?,
                 dimensions: r.u32("dimensions")?,
@@ -348,9 +376,15 @@ impl Request {
                 size: r.u64("size")?,
                 peer: r.u32("peer rank")?,
             },
+            15 => Request::Sync {
+                stream: r.u64("stream")?,
+            },
+            16 => Request::EndStream {
+                stream: r.u64("stream")?,
+            },
             other => {
                 return Err(DecodeError(format!(
-                    "unknown request kind {other} (expected 0 to 14)"
+                    "unknown request kind {other} (expected 0 to 16)"
                 )))
             }
         };
@@ -501,6 +535,7 @@ mod tests {
                 name: "saxpy".into(),
             },
             Request::Launch {
+                stream: 5,
                 device: 1,
                 kernel: 99,
                 dimensions: 2,
@@ -532,6 +567,8 @@ mod tests {
                 size: 3 << 30,
                 peer: 0,
             },
+            Request::Sync { stream: 5 },
+            Request::EndStream { stream: 5 },
         ]
     }
 

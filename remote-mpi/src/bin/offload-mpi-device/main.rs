@@ -36,8 +36,11 @@ struct Server {
     programs: HashMap<u64, (u32, Arc<dyn Program>)>,
     kernels: HashMap<u64, (u64, Arc<dyn Kernel>)>,
     next_handle: u64,
-    /// One stream per device, for what runs only on streams (launches).
-    streams: HashMap<u32, Arc<dyn Stream>>,
+    /// A stream per queue of the application, for the launches it queues without
+    /// waiting (and one per device, `SYNCHRONOUS | device`, for the launches it waits
+    /// for), and the first failure of each not yet reported (by `Sync`).
+    queues: HashMap<u64, Arc<dyn Stream>>,
+    queue_failures: HashMap<u64, (ErrorCode, String)>,
     /// Where transferred data lands, reused (touched once, not at every copy).
     staging: Vec<u8>,
     /// What memory was handed out, for transfers in place.
@@ -45,6 +48,10 @@ struct Server {
     /// How long a peer server may leave a transfer waiting (`OFFLOAD_MPI_TIMEOUT`).
     timeout: std::time::Duration,
 }
+
+/// The streams of launches the application waits for, one per device, are
+/// `SYNCHRONOUS | device` among the queues' (whose numbers start at 1 and count up).
+const SYNCHRONOUS: u64 = 1 << 63;
 
 /// What follows a reply: nothing, or a read's data (staged, or in place in memory this
 /// process owns, which nothing else touches while the request is served).
@@ -90,7 +97,8 @@ fn main() -> ExitCode {
         programs: HashMap::new(),
         kernels: HashMap::new(),
         next_handle: 1,
-        streams: HashMap::new(),
+        queues: HashMap::new(),
+        queue_failures: HashMap::new(),
         staging: Vec::new(),
         memory: MemoryTable::default(),
         timeout: offload::plugins::remote::session::timeout(),
@@ -149,6 +157,18 @@ impl Server {
             };
             self.busy.store(true, Ordering::Release);
             let (reply, exit) = match Request::decode(&bytes) {
+                Ok(request) if !request.is_answered() => {
+                    // A queued launch: no answer; its failure waits for the queue's sync.
+                    let queue = match request {
+                        Request::Launch { stream, .. } => stream,
+                        _ => 0,
+                    };
+                    if let Err(e) = self.serve(request) {
+                        self.queue_failures.entry(queue).or_insert(e);
+                    }
+                    self.busy.store(false, Ordering::Release);
+                    continue;
+                }
                 Ok(request) => {
                     let exit = request == Request::Exit;
                     (self.serve(request), exit)
@@ -208,18 +228,6 @@ impl Server {
     fn handle(&mut self) -> u64 {
         self.next_handle += 1;
         self.next_handle
-    }
-
-    fn stream(&mut self, device: u32) -> Result<Arc<dyn Stream>, (ErrorCode, String)> {
-        if let Some(s) = self.streams.get(&device) {
-            return Ok(s.clone());
-        }
-        let stream = self
-            .device(device)?
-            .create_stream()
-            .map_err(|e| (e.code, e.details.clone()))?;
-        self.streams.insert(device, stream.clone());
-        Ok(stream)
     }
 
     fn serve(&mut self, request: Request) -> Served {
@@ -375,6 +383,7 @@ impl Server {
                 name,
             } => self.symbol(program, kind, &name),
             Request::Launch {
+                stream: queue,
                 device,
                 kernel,
                 dimensions,
@@ -399,9 +408,26 @@ impl Server {
                     },
                     args: KernelArgs { bytes: arguments },
                 };
-                let stream = self.stream(device)?;
+                let key = if queue != 0 {
+                    queue
+                } else {
+                    SYNCHRONOUS | u64::from(device)
+                };
+                let stream = self.queue(key, device)?;
                 stream.enqueue("olLaunchKernel", op, None).map_err(failed)?;
-                stream.synchronize().map_err(failed)?;
+                if queue == 0 {
+                    stream.synchronize().map_err(failed)?;
+                }
+                Ok((Reply::Done, Outgoing::Nothing))
+            }
+            Request::Sync { stream } => {
+                self.sync_queue(stream)?;
+                Ok((Reply::Done, Outgoing::Nothing))
+            }
+            Request::EndStream { stream } => {
+                let synced = self.sync_queue(stream);
+                self.queues.remove(&stream);
+                synced?;
                 Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::SendTo {
@@ -428,6 +454,34 @@ impl Server {
                 self.receive_from_peer(device, address, size, peer)?;
                 Ok((Reply::Done, Outgoing::Nothing))
             }
+        }
+    }
+
+    /// The stream of the application's queue `queue`, made on first use.
+    fn queue(&mut self, queue: u64, device: u32) -> Result<Arc<dyn Stream>, (ErrorCode, String)> {
+        if let Some(s) = self.queues.get(&queue) {
+            return Ok(s.clone());
+        }
+        let stream = self
+            .device(device)?
+            .create_stream()
+            .map_err(|e| (e.code, e.details.clone()))?;
+        self.queues.insert(queue, stream.clone());
+        Ok(stream)
+    }
+
+    /// Waits until everything queued for `queue` ended: the first failure of its
+    /// launches (kept when one was refused) or of the stream.
+    fn sync_queue(&mut self, queue: u64) -> Result<(), (ErrorCode, String)> {
+        let ran = match self.queues.get(&queue) {
+            Some(stream) => stream
+                .synchronize()
+                .map_err(|e| (e.code, e.details.clone())),
+            None => Ok(()),
+        };
+        match self.queue_failures.remove(&queue) {
+            Some(refused) => Err(refused),
+            None => ran,
         }
     }
 
