@@ -23,7 +23,7 @@ mod omp_entries;
 
 pub use amdgpu::{
     parse_amdgpu_code_object, AddressSpace, AmdgpuCodeObject, AmdgpuKernel, AmdgpuKernelArg,
-    ArgValueKind,
+    ArgValueKind, HiddenArg,
 };
 pub use amdgpu_target::{processor_name, AmdgpuTarget, FeatureSetting};
 pub use bytes::Endian;
