@@ -29,7 +29,10 @@ const FIXTURES: &[(&str, &str, u32)] = &[
 
 /// Each kernel's explicit arguments (offset, size) by the C layout rules of its source,
 /// and the size of the C struct a caller would pass (tail padding included).
-const LAYOUTS: &[(&str, &[(u64, u64)], usize)] = &[
+/// (kernel, [(offset, size)] of its explicit arguments, size of the caller's C struct).
+type Layout = (&'static str, &'static [(u64, u64)], usize);
+
+const LAYOUTS: &[Layout] = &[
     // char, int, double, short, pointer, long, float
     (
         "scalars",

@@ -4,7 +4,7 @@
 //! fills from the launch.
 
 use super::packet::{launch_shape, LaunchShape};
-use crate::image::{AmdgpuKernel, AmdgpuKernelArg, HiddenArg};
+use crate::image::{AmdgpuKernel, AmdgpuKernelArg, ArgValueKind, HiddenArg};
 use crate::runtime::error::{Error, Result};
 
 /// The launch, as the hidden arguments describe it.
@@ -75,15 +75,16 @@ pub fn build_kernarg(
     // block starts zeroed whatever the caller left there.
     segment[..used].copy_from_slice(&explicit[..used]);
     for arg in &kernel.args {
-        let Some(hidden) = arg.value_kind.hidden() else {
+        let (ArgValueKind::Hidden(name), Some(hidden)) = (&arg.value_kind, arg.value_kind.hidden())
+        else {
             continue;
         };
         // `size` covers every argument's end, so the range is inside the segment.
         let start = arg.offset as usize;
         if start < used {
             return Err(Error::invalid_binary(format!(
-                "kernel {}: the metadata places hidden argument {hidden:?} at offset {start}, \
-                 inside the explicit arguments (which end at {used})",
+                "kernel {}: the metadata places hidden_{name} at offset {start}, inside the \
+                 explicit arguments (which end at {used})",
                 kernel.name
             )));
         }
@@ -154,4 +155,85 @@ fn check_explicit_len(kernel: &AmdgpuKernel, given: usize, used: usize) -> Resul
         "kernel {} takes {expected} of explicit arguments ({layout}); the launch gave {given}",
         kernel.name
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arg(offset: u64, size: u64, kind: &str) -> AmdgpuKernelArg {
+        AmdgpuKernelArg {
+            name: None,
+            type_name: None,
+            offset,
+            size,
+            value_kind: if kind == "by_value" {
+                ArgValueKind::ByValue
+            } else {
+                ArgValueKind::Hidden(kind.trim_start_matches("hidden_").to_owned())
+            },
+            address_space: None,
+        }
+    }
+
+    fn kernel(args: Vec<AmdgpuKernelArg>, segment_size: u64) -> AmdgpuKernel {
+        AmdgpuKernel {
+            name: "k".into(),
+            symbol: "k.kd".into(),
+            kernarg_segment_size: segment_size,
+            kernarg_segment_align: 8,
+            group_segment_fixed_size: 0,
+            private_segment_fixed_size: 0,
+            sgpr_count: 0,
+            vgpr_count: 0,
+            wavefront_size: 64,
+            max_flat_workgroup_size: 0,
+            args,
+        }
+    }
+
+    const LAUNCH: KernargLaunch = KernargLaunch {
+        dimensions: 2,
+        num_groups: [2, 3, 0],
+        group_size: [8, 8, 0],
+        dynamic_shared: 0,
+    };
+
+    #[test]
+    fn broken_metadata_is_an_error_not_a_panic() {
+        let huge = kernel(vec![arg(u64::MAX, 8, "hidden_block_count_x")], 0);
+        let e = build_kernarg(&huge, &[], &LAUNCH).unwrap_err();
+        assert!(e.details.contains("kernarg segment"), "{}", e.details);
+        let e = build_kernarg(&kernel(vec![], 1 << 40), &[], &LAUNCH).unwrap_err();
+        assert!(e.details.contains("more than"), "{}", e.details);
+        let overlap = kernel(
+            vec![arg(0, 8, "by_value"), arg(4, 4, "hidden_block_count_x")],
+            16,
+        );
+        let e = build_kernarg(&overlap, &[0; 8], &LAUNCH).unwrap_err();
+        assert!(
+            e.details.contains("hidden_block_count_x at offset 4"),
+            "{}",
+            e.details
+        );
+    }
+
+    #[test]
+    fn odd_hidden_sizes_and_unknown_kinds() {
+        // A 16-byte block count gets the value in its first 8 bytes; an unknown kind
+        // and a 1-byte grid_dims slot are filled as far as they go.
+        let k = kernel(
+            vec![
+                arg(0, 16, "hidden_block_count_y"),
+                arg(16, 8, "hidden_something_new"),
+                arg(24, 1, "hidden_grid_dims"),
+            ],
+            0,
+        );
+        let seg = build_kernarg(&k, &[], &LAUNCH).unwrap();
+        assert_eq!(seg.len(), 32);
+        assert_eq!(seg[0..16], [3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(seg[16..24], [0; 8]);
+        assert_eq!(seg[24..32], [2, 0, 0, 0, 0, 0, 0, 0]);
+    }
 }
