@@ -4,8 +4,13 @@
 //! says, with the caller's bytes; every hidden argument holds what the launch implies,
 //! at the offset the metadata and the v5 implicit-argument ABI give; nothing else leaks.
 
+mod image_support;
+
+use image_support::{mutate, Rng};
 use offload::image::{parse_amdgpu_code_object, AmdgpuCodeObject, AmdgpuKernel, ArgValueKind};
-use offload::plugins::amdgpu::kernarg::{build_kernarg, kernarg_size, KernargLaunch};
+use offload::plugins::amdgpu::kernarg::{
+    build_kernarg, explicit_size, kernarg_size, KernargLaunch, MAX_KERNARG_SIZE,
+};
 use offload::runtime::error::ErrorCode;
 
 /// (file, processor, code-object version).
@@ -385,4 +390,39 @@ fn launches_the_kernel_cannot_run_are_refused() {
     wide.group_size[0] = 70000;
     let d = error_for(k, &buf, &wide);
     assert!(d.contains("70000"), "{d}");
+}
+
+/// Mutated code objects: whatever metadata parses, building its kernels' segments
+/// answers a segment or an error, never a panic or a huge allocation.
+#[test]
+fn mutated_metadata_never_panics() {
+    let originals: Vec<Vec<u8>> = FIXTURES
+        .iter()
+        .map(|(f, _, _)| {
+            let path = format!("{}/tests/fixtures/kernarg/{f}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::read(path).unwrap()
+        })
+        .collect();
+    let mut rng = Rng(0x6b65_726e_6172_6773);
+    let mut built = 0;
+    for _ in 0..2000 {
+        let input = &originals[rng.below(originals.len())];
+        let Ok(co) = parse_amdgpu_code_object(&mutate(&mut rng, input)) else {
+            continue;
+        };
+        for k in &co.kernels {
+            let len = explicit_size(k).min(4096) + rng.below(3);
+            let explicit = vec![0x5a; len.saturating_sub(1)];
+            for launch in [LAUNCH_3D, LAUNCH_1D] {
+                if let Ok(seg) = build_kernarg(k, &explicit, &launch) {
+                    assert!(seg.len() <= MAX_KERNARG_SIZE);
+                    built += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        built > 100,
+        "only {built} segments built: the mutations are too harsh"
+    );
 }
