@@ -9,7 +9,7 @@ mod image_support;
 use image_support::{mutate, Rng};
 use offload::image::{parse_amdgpu_code_object, AmdgpuCodeObject, AmdgpuKernel, ArgValueKind};
 use offload::plugins::amdgpu::kernarg::{
-    build_kernarg, explicit_size, kernarg_size, KernargLaunch, MAX_KERNARG_SIZE,
+    build_kernarg, explicit_size, kernarg_align, kernarg_size, KernargLaunch, MAX_KERNARG_SIZE,
 };
 use offload::runtime::error::ErrorCode;
 
@@ -355,7 +355,8 @@ fn wrong_explicit_buffers_are_refused_with_the_sizes() {
 
     // int4 makes the segment 16-aligned: a 48-byte struct for 33 bytes of arguments.
     let vector = kernel("vector_arg");
-    assert_eq!(kernarg_size(vector), 48);
+    assert_eq!((kernarg_size(vector), kernarg_align(vector)), (48, 16));
+    assert_eq!(kernarg_align(scalars), 16);
     assert!(build_kernarg(vector, &explicit_buffer(vector), &LAUNCH_3D).is_ok());
 
     let none = kernel("no_args");

@@ -50,6 +50,12 @@ pub fn kernarg_size(kernel: &AmdgpuKernel) -> usize {
     usize::try_from(size).unwrap_or(usize::MAX)
 }
 
+/// The alignment the segment's address needs: the metadata's `.kernarg_segment_align`,
+/// and never less than 16, the HSA kernarg segment's minimum.
+pub fn kernarg_align(kernel: &AmdgpuKernel) -> usize {
+    kernel.kernarg_segment_align.clamp(16, 4096) as usize
+}
+
 /// The segment: `explicit` (the launch's argument buffer) then the hidden arguments.
 pub fn build_kernarg(
     kernel: &AmdgpuKernel,
@@ -231,7 +237,7 @@ mod tests {
             0,
         );
         let seg = build_kernarg(&k, &[], &LAUNCH).unwrap();
-        assert_eq!(seg.len(), 32);
+        assert_eq!((seg.len(), kernarg_align(&k)), (32, 16));
         assert_eq!(seg[0..16], [3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(seg[16..24], [0; 8]);
         assert_eq!(seg[24..32], [2, 0, 0, 0, 0, 0, 0, 0]);
