@@ -58,6 +58,13 @@ fn a_specific_processor_runs_only_on_itself() {
          GPU gfx90a:sramecc+:xnack-: code built for gfx1030 runs only on gfx1030"
     );
     assert!(!runs(&gfx1030, &gpu("gfx1031", None, None)));
+    // A processor newer than LLVM 19 (EF_AMDGPU_MACH 0x5f) is named as unknown.
+    let unknown = with_flags(gfx1030.clone(), |f| (f & !0xff) | 0x5f);
+    let d = refusal(&unknown, &gpu("gfx1030", None, None));
+    assert!(
+        d.ends_with("(EF_AMDGPU_MACH 0x5f) is not one this library knows (it knows LLVM 19's)"),
+        "{d}"
+    );
     let gfx90a = load("gfx90a_v4.co");
     let d = refusal(&gfx90a, &gpu("gfx908", Some(false), Some(false)));
     assert!(

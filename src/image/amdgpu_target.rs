@@ -262,6 +262,12 @@ impl AmdgpuTarget {
 
     fn processor_mismatch(&self, device: &str) -> Option<String> {
         let image = self.processor.as_str();
+        if let Some(mach) = image.strip_prefix("unknown-mach-") {
+            return Some(format!(
+                "the image's processor (EF_AMDGPU_MACH {mach}) is not one this library knows \
+                 (it knows LLVM 19's)"
+            ));
+        }
         let Some((_, members)) = GENERIC_MEMBERS.iter().find(|(g, _)| *g == image) else {
             return (image != device)
                 .then(|| format!("code built for {image} runs only on {image}"));
