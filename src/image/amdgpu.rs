@@ -46,6 +46,85 @@ impl ArgValueKind {
     pub fn is_hidden(&self) -> bool {
         matches!(self, Self::Hidden(_))
     }
+
+    /// What a hidden argument holds, `None` for explicit ones.
+    pub fn hidden(&self) -> Option<HiddenArg> {
+        match self {
+            Self::Hidden(h) => Some(HiddenArg::parse(h)),
+            _ => None,
+        }
+    }
+}
+
+/// The hidden (implicit) arguments the runtime fills, by `.value_kind` (`hidden_*`).
+/// Code object v4 has the global offsets and the buffer/queue pointers; v5 and v6 add
+/// the launch shape (block counts, group sizes, remainders, grid dimensions), the
+/// dynamic LDS size and the apertures.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum HiddenArg {
+    /// Groups in dimension 0..3 (u32).
+    BlockCount(usize),
+    /// Work-items per group in dimension 0..3 (u16).
+    GroupSize(usize),
+    /// Work-items of the last, partial group in a dimension (u16; 0 = none partial).
+    Remainder(usize),
+    /// The grid's offset in a dimension (u64).
+    GlobalOffset(usize),
+    /// Dimensions of the launch, 1 to 3 (u16).
+    GridDims,
+    /// Dynamic group-segment (LDS) bytes of this launch (u32).
+    DynamicLdsSize,
+    PrintfBuffer,
+    HostcallBuffer,
+    DefaultQueue,
+    CompletionAction,
+    MultigridSyncArg,
+    HeapV1,
+    PrivateBase,
+    SharedBase,
+    QueuePtr,
+    /// `hidden_none`: a slot the runtime leaves alone.
+    None,
+    /// A kind this library does not know (the part after `hidden_`).
+    Other(String),
+}
+
+impl HiddenArg {
+    /// From the part of `.value_kind` after `hidden_`.
+    pub fn parse(kind: &str) -> HiddenArg {
+        let axis = |s: &str| match s {
+            "x" => Some(0),
+            "y" => Some(1),
+            "z" => Some(2),
+            _ => None,
+        };
+        if let Some((stem, a)) = kind.rsplit_once('_') {
+            if let Some(d) = axis(a) {
+                match stem {
+                    "block_count" => return HiddenArg::BlockCount(d),
+                    "group_size" => return HiddenArg::GroupSize(d),
+                    "remainder" => return HiddenArg::Remainder(d),
+                    "global_offset" => return HiddenArg::GlobalOffset(d),
+                    _ => {}
+                }
+            }
+        }
+        match kind {
+            "grid_dims" => HiddenArg::GridDims,
+            "dynamic_lds_size" => HiddenArg::DynamicLdsSize,
+            "printf_buffer" => HiddenArg::PrintfBuffer,
+            "hostcall_buffer" => HiddenArg::HostcallBuffer,
+            "default_queue" => HiddenArg::DefaultQueue,
+            "completion_action" => HiddenArg::CompletionAction,
+            "multigrid_sync_arg" => HiddenArg::MultigridSyncArg,
+            "heap_v1" => HiddenArg::HeapV1,
+            "private_base" => HiddenArg::PrivateBase,
+            "shared_base" => HiddenArg::SharedBase,
+            "queue_ptr" => HiddenArg::QueuePtr,
+            "none" => HiddenArg::None,
+            other => HiddenArg::Other(other.to_owned()),
+        }
+    }
 }
 
 /// `.address_space` of a pointer argument.
@@ -296,6 +375,29 @@ mod tests {
             ArgValueKind::Hidden("hostcall_buffer".into())
         );
         assert_eq!(k[0].explicit_args().count(), 0);
+    }
+
+    #[test]
+    fn hidden_kinds_parse() {
+        let h = |s: &str| ArgValueKind::parse(s).hidden();
+        assert_eq!(h("hidden_block_count_z"), Some(HiddenArg::BlockCount(2)));
+        assert_eq!(h("hidden_group_size_x"), Some(HiddenArg::GroupSize(0)));
+        assert_eq!(h("hidden_remainder_y"), Some(HiddenArg::Remainder(1)));
+        assert_eq!(
+            h("hidden_global_offset_y"),
+            Some(HiddenArg::GlobalOffset(1))
+        );
+        assert_eq!(h("hidden_grid_dims"), Some(HiddenArg::GridDims));
+        assert_eq!(
+            h("hidden_dynamic_lds_size"),
+            Some(HiddenArg::DynamicLdsSize)
+        );
+        assert_eq!(h("hidden_queue_ptr"), Some(HiddenArg::QueuePtr));
+        assert_eq!(
+            h("hidden_block_count_w"),
+            Some(HiddenArg::Other("block_count_w".into()))
+        );
+        assert_eq!(h("by_value"), None);
     }
 
     #[test]

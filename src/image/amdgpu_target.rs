@@ -62,29 +62,55 @@ const MACHS: &[(u32, &str)] = &[
     (0x059, "gfx12-generic"),
 ];
 
-/// Processors each generic target runs on (from LLVM's AMDGPUUsage).
-const GENERIC_MEMBERS: &[(&str, &[&str])] = &[
+/// Processors each generic target runs on (LLVM 19's AMDGPUUsage), each with the lowest
+/// generic version whose code runs on it. Every member accepts version 1 today; a
+/// processor added to a family later would need the version that added it.
+const GENERIC_MEMBERS: &[(&str, &[(&str, u32)])] = &[
     (
         "gfx9-generic",
-        &["gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"],
+        &[
+            ("gfx900", 1),
+            ("gfx902", 1),
+            ("gfx904", 1),
+            ("gfx906", 1),
+            ("gfx909", 1),
+            ("gfx90c", 1),
+        ],
     ),
     (
         "gfx10-1-generic",
-        &["gfx1010", "gfx1011", "gfx1012", "gfx1013"],
+        &[
+            ("gfx1010", 1),
+            ("gfx1011", 1),
+            ("gfx1012", 1),
+            ("gfx1013", 1),
+        ],
     ),
     (
         "gfx10-3-generic",
         &[
-            "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
+            ("gfx1030", 1),
+            ("gfx1031", 1),
+            ("gfx1032", 1),
+            ("gfx1033", 1),
+            ("gfx1034", 1),
+            ("gfx1035", 1),
+            ("gfx1036", 1),
         ],
     ),
     (
         "gfx11-generic",
         &[
-            "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152",
+            ("gfx1100", 1),
+            ("gfx1101", 1),
+            ("gfx1102", 1),
+            ("gfx1103", 1),
+            ("gfx1150", 1),
+            ("gfx1151", 1),
+            ("gfx1152", 1),
         ],
     ),
-    ("gfx12-generic", &["gfx1200", "gfx1201"]),
+    ("gfx12-generic", &[("gfx1200", 1), ("gfx1201", 1)]),
 ];
 
 /// The processor name for an `EF_AMDGPU_MACH` value.
@@ -92,12 +118,19 @@ pub fn processor_name(mach: u32) -> Option<&'static str> {
     MACHS.iter().find(|(v, _)| *v == mach).map(|(_, n)| *n)
 }
 
-/// True when code for `image_processor` runs on a `device_processor`.
+/// The processors code for a generic target runs on; `None` for a specific processor.
+pub fn generic_members(generic: &str) -> Option<Vec<&'static str>> {
+    GENERIC_MEMBERS
+        .iter()
+        .find(|(g, _)| *g == generic)
+        .map(|(_, members)| members.iter().map(|(p, _)| *p).collect())
+}
+
+/// True when code for `image_processor` runs on a `device_processor` (by name alone:
+/// the same processor, or a member of the image's generic family).
 pub fn processor_runs_on(image_processor: &str, device_processor: &str) -> bool {
     image_processor == device_processor
-        || GENERIC_MEMBERS
-            .iter()
-            .any(|(g, members)| *g == image_processor && members.contains(&device_processor))
+        || generic_members(image_processor).is_some_and(|m| m.contains(&device_processor))
 }
 
 /// How a code object uses a target feature (xnack, sramecc).
@@ -180,6 +213,106 @@ fn four_state(v: u32, any: u32, off: u32, on: u32) -> FeatureSetting {
     }
 }
 
+/// `hsa_isa_get_info`'s name of a device ISA, `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`
+/// (or the bare target id): the processor and its xnack and sramecc modes, `None` where
+/// the name does not mention one (the processor has no such mode).
+pub fn parse_target_id(isa_name: &str) -> (String, Option<bool>, Option<bool>) {
+    let id = isa_name
+        .strip_prefix("amdgcn-amd-amdhsa--")
+        .unwrap_or(isa_name)
+        .trim_end_matches('\0');
+    let mut parts = id.split(':');
+    let processor = parts.next().unwrap_or_default().to_owned();
+    let (mut xnack, mut sramecc) = (None, None);
+    for feature in parts {
+        let on = match feature.as_bytes().last() {
+            Some(b'+') => true,
+            Some(b'-') => false,
+            _ => continue,
+        };
+        match &feature[..feature.len() - 1] {
+            "xnack" => xnack = Some(on),
+            "sramecc" => sramecc = Some(on),
+            _ => {}
+        }
+    }
+    (processor, xnack, sramecc)
+}
+
+impl AmdgpuTarget {
+    /// Why code for this target cannot run on a device (processor and modes), as the end
+    /// of a sentence; `None` when it can.
+    pub fn why_not_on(
+        &self,
+        device_processor: &str,
+        xnack: Option<bool>,
+        sramecc: Option<bool>,
+    ) -> Option<String> {
+        if let Some(why) = self.processor_mismatch(device_processor) {
+            return Some(why);
+        }
+        if !self.xnack.runs_with(xnack) {
+            return Some(feature_why("xnack", self.xnack, xnack));
+        }
+        if !self.sramecc.runs_with(sramecc) {
+            return Some(feature_why("sramecc", self.sramecc, sramecc));
+        }
+        None
+    }
+
+    fn processor_mismatch(&self, device: &str) -> Option<String> {
+        let image = self.processor.as_str();
+        if let Some(mach) = image.strip_prefix("unknown-mach-") {
+            return Some(format!(
+                "the image's processor (EF_AMDGPU_MACH {mach}) is not one this library knows \
+                 (it knows LLVM 19's)"
+            ));
+        }
+        let Some((_, members)) = GENERIC_MEMBERS.iter().find(|(g, _)| *g == image) else {
+            return (image != device)
+                .then(|| format!("code built for {image} runs only on {image}"));
+        };
+        let names: Vec<&str> = members.iter().map(|(p, _)| *p).collect();
+        let Some((_, min_version)) = members.iter().find(|(p, _)| *p == device) else {
+            return Some(format!(
+                "{image} code runs only on {}, not on {device}",
+                names.join(", ")
+            ));
+        };
+        // Generic code objects exist from v6 on and must say their generic version
+        // (e_flags bits 24-31); the HSA loader refuses them otherwise, and so do we.
+        match self.generic_version {
+            None if self.code_object_version < 6 => Some(format!(
+                "a generic target ({image}) needs code object v6 or newer, the image is v{}",
+                self.code_object_version
+            )),
+            None => Some(format!(
+                "the {image} code object carries no generic version (EF_AMDGPU_GENERIC_VERSION \
+                 is 0; it must be 1 or more)"
+            )),
+            Some(v) if v < *min_version => Some(format!(
+                "{device} runs {image} code of generic version {min_version} or newer, the \
+                 image is version {v}"
+            )),
+            Some(_) => None,
+        }
+    }
+}
+
+fn feature_why(name: &str, image: FeatureSetting, device: Option<bool>) -> String {
+    let want = if image == FeatureSetting::On {
+        "on"
+    } else {
+        "off"
+    };
+    let have = match device {
+        Some(true) => format!("has {name} on"),
+        Some(false) => format!("has {name} off"),
+        None => format!("has no {name} mode"),
+    };
+    format!("the image needs {name} {want}, the device {have}")
+}
+
 /// The LLVM target-id spelling: `gfx90a:sramecc-:xnack+` (features only when on or off).
 impl fmt::Display for AmdgpuTarget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -205,6 +338,21 @@ mod tests {
         assert!(!processor_runs_on("gfx10-3-generic", "gfx90a"));
         assert!(processor_runs_on("gfx90a", "gfx90a"));
         assert!(!processor_runs_on("gfx90a", "gfx908"));
+        assert!(!processor_runs_on("gfx9-generic", "gfx90a"));
+        assert!(generic_members("gfx90a").is_none());
+    }
+
+    #[test]
+    fn isa_names() {
+        assert_eq!(
+            parse_target_id("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-\0"),
+            ("gfx90a".to_owned(), Some(false), Some(true))
+        );
+        assert_eq!(
+            parse_target_id("gfx1030"),
+            ("gfx1030".to_owned(), None, None)
+        );
+        assert_eq!(parse_target_id(""), (String::new(), None, None));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::ops::Range;
 
-use super::amdgpu_target::{processor_runs_on, AmdgpuTarget, FeatureSetting, ELFOSABI_AMDGPU_HSA};
+use super::amdgpu_target::{AmdgpuTarget, ELFOSABI_AMDGPU_HSA};
 use super::bytes::Endian;
 use super::cubin::parse_cubin;
 use super::cuda_ptx::parse_ptx;
@@ -267,20 +267,8 @@ fn check_elf(bytes: &[u8], h: &ElfHeader, device: &DeviceTarget) -> Result<(Load
                     ", which loads only linked code objects (ET_DYN): link it with ld.lld",
                 ));
             }
-            let why = if !processor_runs_on(&target.processor, processor) {
-                Some(format!(
-                    ": code for {} does not run on {processor}",
-                    target.processor
-                ))
-            } else if !target.xnack.runs_with(*xnack) {
-                Some(feature_why("xnack", target.xnack, *xnack))
-            } else if !target.sramecc.runs_with(*sramecc) {
-                Some(feature_why("sramecc", target.sramecc, *sramecc))
-            } else {
-                None
-            };
-            match why {
-                Some(why) => Err(mismatch(&image, device, &why)),
+            match target.why_not_on(processor, *xnack, *sramecc) {
+                Some(why) => Err(mismatch(&image, device, &format!(": {why}"))),
                 None => Ok((LoadableKind::AmdgpuCodeObject, image)),
             }
         }
@@ -328,20 +316,6 @@ fn check_elf(bytes: &[u8], h: &ElfHeader, device: &DeviceTarget) -> Result<(Load
             Ok((LoadableKind::HostSharedObject, image))
         }
     }
-}
-
-fn feature_why(name: &str, image: FeatureSetting, device: Option<bool>) -> String {
-    let want = if image == FeatureSetting::On {
-        "on"
-    } else {
-        "off"
-    };
-    let have = match device {
-        Some(true) => "on",
-        Some(false) => "off",
-        None => "not supported",
-    };
-    format!(": the image needs {name} {want}, the device has it {have}")
 }
 
 fn select_from_offload_binary(

@@ -23,9 +23,12 @@ mod omp_entries;
 
 pub use amdgpu::{
     parse_amdgpu_code_object, AddressSpace, AmdgpuCodeObject, AmdgpuKernel, AmdgpuKernelArg,
-    ArgValueKind,
+    ArgValueKind, HiddenArg,
 };
-pub use amdgpu_target::{processor_name, AmdgpuTarget, FeatureSetting};
+pub use amdgpu_target::{
+    generic_members, parse_target_id, processor_name, processor_runs_on, AmdgpuTarget,
+    FeatureSetting,
+};
 pub use bytes::Endian;
 pub use compat::{select_for, DeviceArch, DeviceTarget, LoadableKind, SelectedImage};
 pub use cubin::{minimal_cubin, parse_cubin, Cubin};
