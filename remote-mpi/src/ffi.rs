@@ -76,12 +76,8 @@ pub unsafe extern "C" fn offload_mpi_send(
     data: *const u8,
     len: u64,
 ) -> c_int {
-    let bytes: &[u8] = if len == 0 || data.is_null() {
-        &[]
-    } else {
-        // SAFETY: the caller's promise.
-        unsafe { std::slice::from_raw_parts(data, len as usize) }
-    };
+    // SAFETY: the caller's promise.
+    let bytes = unsafe { bytes_of(data, len) };
     match with_transport(|t| t.send(dest, tag, bytes)) {
         Ok(()) => 0,
         Err(e) => fail(e),
@@ -151,6 +147,71 @@ pub unsafe extern "C" fn offload_mpi_receive_into(
             0
         }
         Err(e) => fail(e),
+    }
+}
+
+/// Sends the `len` bytes at `data` to `dest` with `tag` in fragments of `fragment`
+/// bytes, all posted at once.
+///
+/// # Safety
+/// `data` holds `len` readable bytes (or `len` is 0).
+#[no_mangle]
+pub unsafe extern "C" fn offload_mpi_send_fragments(
+    dest: c_int,
+    tag: c_int,
+    data: *const u8,
+    len: u64,
+    fragment: u64,
+) -> c_int {
+    // SAFETY: the caller's promise.
+    let bytes = unsafe { bytes_of(data, len) };
+    match with_transport(|t| t.send_fragments(dest, tag, bytes, fragment as usize)) {
+        Ok(()) => 0,
+        Err(e) => fail(e),
+    }
+}
+
+/// Receives `len` bytes from `source` with `tag` into `buffer`, in fragments of
+/// `fragment` bytes, all receives posted at once, within `timeout_ms` (negative: no
+/// limit). A short fragment (the sender gave up) is a failure.
+///
+/// # Safety
+/// `buffer` holds `len` writable bytes (or `len` is 0).
+#[no_mangle]
+pub unsafe extern "C" fn offload_mpi_receive_fragments(
+    source: c_int,
+    tag: c_int,
+    timeout_ms: i64,
+    buffer: *mut u8,
+    len: u64,
+    fragment: u64,
+) -> c_int {
+    if buffer.is_null() && len > 0 {
+        return fail("offload_mpi_receive_fragments: NULL buffer".into());
+    }
+    let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
+    let slice: &mut [u8] = if len == 0 {
+        &mut []
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(buffer, len as usize) }
+    };
+    match with_transport(|t| t.receive_fragments(source, tag, timeout, slice, fragment as usize)) {
+        Ok(()) => 0,
+        Err(e) => fail(e),
+    }
+}
+
+/// `len` bytes at `data` as a slice (empty for 0 or NULL).
+///
+/// # Safety
+/// `data` holds `len` readable bytes unless `len` is 0 or `data` NULL.
+unsafe fn bytes_of<'a>(data: *const u8, len: u64) -> &'a [u8] {
+    if len == 0 || data.is_null() {
+        &[]
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts(data, len as usize) }
     }
 }
 

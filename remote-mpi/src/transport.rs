@@ -66,12 +66,7 @@ impl Transport {
 
     /// Sends `data` to `dest` (blocking until MPI holds it).
     pub fn send(&self, dest: i32, tag: i32, data: &[u8]) -> Result<(), String> {
-        if !(0..self.size()).contains(&dest) {
-            return Err(format!(
-                "rank {dest} does not exist (world of {})",
-                self.size()
-            ));
-        }
+        self.check_rank(dest)?;
         self.world.process_at_rank(dest).send_with_tag(data, tag);
         Ok(())
     }
@@ -90,8 +85,9 @@ impl Transport {
             .0)
     }
 
-    /// As `receive`, into `buffer` (no allocation, no extra copy); the message must fit:
-    /// returns its length.
+    /// As `receive`, into `buffer` (no allocation, no extra copy): its length. A message
+    /// longer than `buffer` is a fault of the sender's protocol (MPI aborts the job on
+    /// it): every message received this way has a length both sides agreed on.
     pub fn receive_into(
         &self,
         source: i32,
@@ -99,18 +95,151 @@ impl Transport {
         timeout: Option<Duration>,
         buffer: &mut [u8],
     ) -> Result<usize, String> {
-        let (message, status) = self.probe(source, tag, timeout)?;
-        let length = usize::try_from(status.count(u8::equivalent_datatype())).unwrap_or(0);
-        if length > buffer.len() {
-            // Received anyway (a matched message must be), then refused.
-            let _ = (message, status).matched_receive_vec::<u8>();
-            return Err(format!(
-                "a message of {length} bytes from rank {source} where {} were expected",
-                buffer.len()
-            ));
+        let mut lengths = Vec::with_capacity(1);
+        let step = buffer.len().max(1);
+        self.receive_pieces(source, tag, timeout, buffer, step, &mut lengths)?;
+        Ok(lengths.first().copied().unwrap_or(0))
+    }
+
+    /// Receives a transfer of `buffer.len()` bytes from `source`, cut in fragments of
+    /// `fragment` bytes (the last may be shorter), with every fragment's receive posted
+    /// at once: MPI moves them back to back into place. A shorter fragment (an empty
+    /// one: the sender gave up) ends the transfer with an error naming it.
+    pub fn receive_fragments(
+        &self,
+        source: i32,
+        tag: i32,
+        timeout: Option<Duration>,
+        buffer: &mut [u8],
+        fragment: usize,
+    ) -> Result<(), String> {
+        let mut lengths = Vec::new();
+        let step = fragment.clamp(1, i32::MAX as usize);
+        let expected: Vec<usize> = buffer.chunks(step).map(<[u8]>::len).collect();
+        self.receive_pieces(source, tag, timeout, buffer, step, &mut lengths)?;
+        for (index, (got, want)) in lengths.iter().zip(&expected).enumerate() {
+            match *got {
+                n if n == *want => {}
+                0 => {
+                    return Err(format!(
+                        "rank {source} stopped sending (its side failed) at fragment {index}"
+                    ))
+                }
+                n => {
+                    return Err(format!(
+                        "rank {source} sent a fragment of {n} bytes where {want} were expected"
+                    ))
+                }
+            }
         }
-        message.matched_receive_into(&mut buffer[..length]);
-        Ok(length)
+        Ok(())
+    }
+
+    /// Posts a receive for each `step`-byte piece of `buffer` and waits (polling, within
+    /// `timeout`) until every one completed, each length going to `lengths`; a short
+    /// piece stops the wait (the rest is cancelled: its sender gave up).
+    fn receive_pieces(
+        &self,
+        source: i32,
+        tag: i32,
+        timeout: Option<Duration>,
+        buffer: &mut [u8],
+        step: usize,
+        lengths: &mut Vec<usize>,
+    ) -> Result<(), String> {
+        self.check_rank(source)?;
+        let process = self.world.process_at_rank(source);
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let pieces = buffer.len().div_ceil(step).max(1);
+        lengths.clear();
+        lengths.resize(pieces, usize::MAX);
+        mpi::request::scope(|scope| {
+            let mut pending: Vec<Option<_>> = if buffer.is_empty() {
+                vec![Some(
+                    process.immediate_receive_into_with_tag(scope, buffer, tag),
+                )]
+            } else {
+                buffer
+                    .chunks_mut(step)
+                    .map(|piece| Some(process.immediate_receive_into_with_tag(scope, piece, tag)))
+                    .collect()
+            };
+            let mut wait = Backoff::new();
+            loop {
+                let mut open = 0;
+                for (index, slot) in pending.iter_mut().enumerate() {
+                    let Some(request) = slot.take() else { continue };
+                    match request.test() {
+                        Ok(status) => {
+                            let got = status.count(u8::equivalent_datatype());
+                            lengths[index] = usize::try_from(got).unwrap_or(0);
+                        }
+                        Err(request) => {
+                            *slot = Some(request);
+                            open += 1;
+                        }
+                    }
+                }
+                if open == 0 {
+                    return Ok(());
+                }
+                // A piece before the last that came short: its sender gave up.
+                let short = lengths[..pieces - 1].iter().any(|&l| l < step);
+                let late = deadline.is_some_and(|d| Instant::now() >= d);
+                if short || late {
+                    // Nothing more comes (or too late): the open receives are cancelled
+                    // so that the buffer is the caller's again.
+                    for request in pending.iter_mut().filter_map(Option::take) {
+                        request.cancel();
+                        request.wait();
+                    }
+                    if short {
+                        lengths.retain(|&l| l != usize::MAX);
+                        return Ok(());
+                    }
+                    return Err(format!(
+                        "rank {source} {TIMED_OUT} {:.1} s",
+                        timeout.unwrap_or_default().as_secs_f64()
+                    ));
+                }
+                wait.pause();
+            }
+        })
+    }
+
+    /// Sends `data` to `dest` in fragments of `fragment` bytes, every send posted at
+    /// once, and waits until MPI is done with them.
+    pub fn send_fragments(
+        &self,
+        dest: i32,
+        tag: i32,
+        data: &[u8],
+        fragment: usize,
+    ) -> Result<(), String> {
+        self.check_rank(dest)?;
+        let process = self.world.process_at_rank(dest);
+        let step = fragment.clamp(1, i32::MAX as usize);
+        mpi::request::scope(|scope| {
+            let requests: Vec<_> = data
+                .chunks(step)
+                .map(|piece| process.immediate_send_with_tag(scope, piece, tag))
+                .collect();
+            for request in requests {
+                request.wait();
+            }
+        });
+        Ok(())
+    }
+
+    fn check_rank(&self, rank: i32) -> Result<(), String> {
+        if (0..self.size()).contains(&rank) {
+            Ok(())
+        } else {
+            Err(format!(
+                "rank {rank} does not exist (world of {})",
+                self.size()
+            ))
+        }
     }
 
     /// Waits for the next message of `source` with `tag` (see `receive`) and matches it.
@@ -120,38 +249,50 @@ impl Transport {
         tag: i32,
         timeout: Option<Duration>,
     ) -> Result<(Message, Status), String> {
-        if !(0..self.size()).contains(&source) {
-            return Err(format!(
-                "rank {source} does not exist (world of {})",
-                self.size()
-            ));
-        }
+        self.check_rank(source)?;
         let process = self.world.process_at_rank(source);
         let Some(timeout) = timeout else {
             return Ok(process.matched_probe_with_tag(tag));
         };
-        let start = Instant::now();
-        let deadline = start + timeout;
-        let mut pause = Duration::from_micros(50);
+        let deadline = Instant::now() + timeout;
+        let mut wait = Backoff::new();
         loop {
             if let Some(probed) = process.immediate_matched_probe_with_tag(tag) {
                 return Ok(probed);
             }
-            let now = Instant::now();
-            if now >= deadline {
+            if Instant::now() >= deadline {
                 return Err(format!(
                     "rank {source} {TIMED_OUT} {:.1} s",
                     timeout.as_secs_f64()
                 ));
             }
-            // Most answers come within microseconds: poll (yielding the core) for the
-            // first 200 us; then sleep, backing off to 1 ms, so long waits cost no CPU.
-            if now - start < SPIN {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(1));
-            }
+            wait.pause();
+        }
+    }
+}
+
+/// How a wait polls: most answers come within microseconds, so it polls (yielding the
+/// core) for the first 200 us; then it sleeps, backing off to 1 ms, so that long waits
+/// cost no CPU.
+struct Backoff {
+    start: Instant,
+    sleep: Duration,
+}
+
+impl Backoff {
+    fn new() -> Self {
+        Backoff {
+            start: Instant::now(),
+            sleep: Duration::from_micros(50),
+        }
+    }
+
+    fn pause(&mut self) {
+        if self.start.elapsed() < SPIN {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(self.sleep);
+            self.sleep = (self.sleep * 2).min(Duration::from_millis(1));
         }
     }
 }

@@ -11,6 +11,8 @@ type SendFn = unsafe extern "C" fn(c_int, c_int, *const u8, u64) -> c_int;
 type ReceiveFn = unsafe extern "C" fn(c_int, c_int, i64, *mut *mut u8, *mut u64) -> c_int;
 type FreeFn = unsafe extern "C" fn(*mut u8, u64);
 type ReceiveIntoFn = unsafe extern "C" fn(c_int, c_int, i64, *mut u8, u64, *mut u64) -> c_int;
+type SendFragmentsFn = unsafe extern "C" fn(c_int, c_int, *const u8, u64, u64) -> c_int;
+type ReceiveFragmentsFn = unsafe extern "C" fn(c_int, c_int, i64, *mut u8, u64, u64) -> c_int;
 type CloseFn = extern "C" fn();
 type ErrorFn = extern "C" fn() -> *const c_char;
 
@@ -22,6 +24,8 @@ pub struct Link {
     send: SendFn,
     receive: ReceiveFn,
     receive_into: ReceiveIntoFn,
+    send_fragments: SendFragmentsFn,
+    receive_fragments: ReceiveFragmentsFn,
     free: FreeFn,
     close: CloseFn,
     error: ErrorFn,
@@ -80,6 +84,8 @@ impl Link {
             send: get(&library, b"offload_mpi_send\0")?,
             receive: get(&library, b"offload_mpi_receive\0")?,
             receive_into: get(&library, b"offload_mpi_receive_into\0")?,
+            send_fragments: get(&library, b"offload_mpi_send_fragments\0")?,
+            receive_fragments: get(&library, b"offload_mpi_receive_fragments\0")?,
             free: get(&library, b"offload_mpi_free\0")?,
             close: get(&library, b"offload_mpi_close\0")?,
             error: get(&library, b"offload_mpi_error\0")?,
@@ -170,6 +176,51 @@ impl Link {
         };
         match rc {
             0 => Ok(length as usize),
+            _ => Err(self.last_error()),
+        }
+    }
+
+    /// Sends `data` in fragments of `fragment` bytes, all posted at once.
+    pub fn send_fragments(
+        &self,
+        dest: i32,
+        tag: i32,
+        data: &[u8],
+        fragment: u64,
+    ) -> Result<(), String> {
+        // SAFETY: `data` is a live slice of its length.
+        let rc =
+            unsafe { (self.send_fragments)(dest, tag, data.as_ptr(), data.len() as u64, fragment) };
+        match rc {
+            0 => Ok(()),
+            _ => Err(self.last_error()),
+        }
+    }
+
+    /// Receives `buffer.len()` bytes in fragments of `fragment` bytes, all receives
+    /// posted at once, within `timeout`.
+    pub fn receive_fragments(
+        &self,
+        source: i32,
+        tag: i32,
+        timeout: Duration,
+        buffer: &mut [u8],
+        fragment: u64,
+    ) -> Result<(), String> {
+        let millis = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
+        // SAFETY: `buffer` is a live mutable slice of its length.
+        let rc = unsafe {
+            (self.receive_fragments)(
+                source,
+                tag,
+                millis,
+                buffer.as_mut_ptr(),
+                buffer.len() as u64,
+                fragment,
+            )
+        };
+        match rc {
+            0 => Ok(()),
             _ => Err(self.last_error()),
         }
     }

@@ -3,7 +3,7 @@
 //! comes back). A server that does not answer within the timeout turns the operation
 //! into an error naming it, never a hang. At process exit every server is told to stop.
 
-use super::fragments::{self, DEFAULT_FRAGMENT};
+use super::fragments::DEFAULT_FRAGMENT;
 use super::link::Link;
 use super::wire::{Reply, Request};
 use crate::runtime::error::{Error, ErrorCode, Result};
@@ -264,10 +264,9 @@ impl Session {
         self.link
             .send(rank, TAG_REQUEST, &request.encode())
             .map_err(Failure::Lost)?;
-        for (offset, len) in fragments::pieces(outgoing.len() as u64, DEFAULT_FRAGMENT) {
-            let piece = &outgoing[offset as usize..(offset + len) as usize];
+        if !outgoing.is_empty() {
             self.link
-                .send(rank, TAG_DATA, piece)
+                .send_fragments(rank, TAG_DATA, outgoing, DEFAULT_FRAGMENT)
                 .map_err(Failure::Lost)?;
         }
         Ok(())
@@ -284,17 +283,10 @@ impl Session {
                 details,
             )));
         }
-        for (offset, len) in fragments::pieces(incoming.len() as u64, DEFAULT_FRAGMENT) {
-            let piece = &mut incoming[offset as usize..(offset + len) as usize];
-            let got = self
-                .link
-                .receive_into(rank, TAG_DATA, self.timeout, piece)
+        if !incoming.is_empty() {
+            self.link
+                .receive_fragments(rank, TAG_DATA, self.timeout, incoming, DEFAULT_FRAGMENT)
                 .map_err(Failure::Lost)?;
-            if got as u64 != len {
-                return Err(Failure::Lost(format!(
-                    "a data fragment of {got} bytes, expected {len}"
-                )));
-            }
         }
         Ok(reply)
     }

@@ -13,15 +13,11 @@ pub fn receive(
     timeout: Option<Duration>,
     target: &mut [u8],
 ) -> Result<(), String> {
-    for (offset, len) in fragments::pieces(target.len() as u64, DEFAULT_FRAGMENT) {
-        let piece = &mut target[offset as usize..(offset + len) as usize];
-        expect_fragment(
-            source,
-            transport.receive_into(source, TAG_DATA, timeout, piece)?,
-            len,
-        )?;
+    if target.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    let fragment = DEFAULT_FRAGMENT as usize;
+    transport.receive_fragments(source, TAG_DATA, timeout, target, fragment)
 }
 
 /// Checks a received fragment's length; an empty one is the sender giving up.
@@ -39,14 +35,10 @@ pub fn expect_fragment(source: i32, got: usize, len: u64) -> Result<(), String> 
 
 /// Sends `data` to `dest`.
 pub fn send(transport: &Transport, dest: i32, data: &[u8]) -> Result<(), String> {
-    for (offset, len) in fragments::pieces(data.len() as u64, DEFAULT_FRAGMENT) {
-        transport.send(
-            dest,
-            TAG_DATA,
-            &data[offset as usize..(offset + len) as usize],
-        )?;
+    if data.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    transport.send_fragments(dest, TAG_DATA, data, DEFAULT_FRAGMENT as usize)
 }
 
 /// Tells a peer waiting for our data that none (or no more) comes.
