@@ -1,47 +1,186 @@
 //! Addresses of remote memory that no other memory of the application has: before a
 //! server allocates, the application reserves the range in its own address space
 //! (`PROT_NONE`, no memory behind it) and asks the server to map its memory at the same
-//! address. The runtime's registry (keyed by address across devices) then never sees two
-//! allocations at one address, and a pointer the application puts in a kernel's
-//! arguments is the server's pointer too.
+//! address; a server whose memory cannot be placed (a GPU's) answers with its own
+//! address, and the application reserves that one. The runtime's registry (keyed by
+//! address across devices) then never sees two allocations at one address, and a
+//! pointer the application puts in a kernel's arguments is the server's pointer too.
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 
-/// Which remote device a placed allocation belongs to: its server rank and its number
-/// there.
+/// Which remote device an allocation belongs to: its server rank and its number there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Owner {
     pub rank: i32,
     pub device: u32,
 }
 
-/// Every placed allocation of every remote device, by start address: (size, owner). A
+/// How an allocation's addresses are kept from this process's own memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reserved {
+    /// Whole pages reserved for it alone (`reserve`): the server placed it there.
+    Whole,
+    /// The server's own address (`reserve_at`): its first and last pages may hold other
+    /// remote allocations too (a GPU's small allocations share pages).
+    AtServerAddress,
+}
+
+/// Every remote allocation, by start address: (size, owner, how it is reserved). A
 /// copy between two remote devices finds the other side here (the plugin interface
 /// names only the source device).
-static PLACED: Mutex<BTreeMap<usize, (usize, Owner)>> = Mutex::new(BTreeMap::new());
+static PLACED: Mutex<BTreeMap<usize, (usize, Owner, Reserved)>> = Mutex::new(BTreeMap::new());
 
-/// Records that `size` bytes at `at` (a reservation) are `owner`'s memory.
-pub fn record(at: usize, size: usize, owner: Owner) {
-    PLACED.lock().insert(at, (size, owner));
+/// The first and last pages of allocations at servers' addresses, with how many such
+/// allocations use each (their other pages are theirs alone).
+static EDGE_PAGES: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
+
+/// Records that `size` bytes at `at`, reserved as `how` says, are `owner`'s memory.
+pub fn record(at: usize, size: usize, owner: Owner, how: Reserved) {
+    PLACED.lock().insert(at, (size, owner, how));
 }
 
 /// Forgets the allocation at `at` and releases its reservation; false when `at` was no
-/// placed allocation (the server's own address, never reserved here).
+/// remote allocation.
 pub fn forget(at: usize) -> bool {
-    let Some((size, _)) = PLACED.lock().remove(&at) else {
+    let Some((size, _, how)) = PLACED.lock().remove(&at) else {
         return false;
     };
-    release(at, size);
+    match how {
+        Reserved::Whole => release(at, size),
+        Reserved::AtServerAddress => release_at(at, size),
+    }
     true
 }
 
-/// The remote device whose placed allocation holds `address`.
+/// The remote device whose allocation holds `address`.
 pub fn owner(address: usize) -> Option<Owner> {
     let placed = PLACED.lock();
-    let (&start, &(size, owner)) = placed.range(..=address).next_back()?;
+    let (&start, &(size, owner, _)) = placed.range(..=address).next_back()?;
     (address < start + size.max(1)).then_some(owner)
+}
+
+/// Whether `[at, end)` overlaps a remote allocation already known.
+fn overlaps_known(
+    placed: &BTreeMap<usize, (usize, Owner, Reserved)>,
+    at: usize,
+    end: usize,
+) -> bool {
+    let before = placed
+        .range(..at)
+        .next_back()
+        .is_some_and(|(&start, &(size, _, _))| start + size.max(1) > at);
+    before || placed.range(at..end).next().is_some()
+}
+
+/// The pages `[first, last]` of `size` bytes at `at` (`size` at least 1).
+fn page_span(at: usize, size: usize) -> Option<(usize, usize)> {
+    let end = at.checked_add(size.max(1))?;
+    let mask = !(page() - 1);
+    Some((at & mask, (end - 1) & mask))
+}
+
+/// Reserves the pages of `size` bytes at exactly `at` (a server's own address for its
+/// memory); false when any byte of it is taken here: by this process's memory, or by
+/// another remote allocation. Pages shared with other remote allocations at the edges
+/// are reserved once.
+pub fn reserve_at(at: usize, size: usize) -> bool {
+    let Some((first, last)) = page_span(at, size) else {
+        return false;
+    };
+    let placed = PLACED.lock();
+    if overlaps_known(&placed, at, at + size.max(1)) {
+        return false;
+    }
+    let mut edges = EDGE_PAGES.lock();
+    let page = page();
+    // Runs of pages to map now: the interior, and each edge page not reserved yet.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let edge = |p: usize| !edges.contains_key(&p);
+    if edge(first) {
+        runs.push((first, page));
+    }
+    if last > first + page {
+        runs.push((first + page, last - first - page));
+    }
+    if last != first && edge(last) {
+        runs.push((last, page));
+    }
+    for (i, &(start, len)) in runs.iter().enumerate() {
+        if !map_fixed(start, len) {
+            for &(start, len) in &runs[..i] {
+                unmap(start, len);
+            }
+            return false;
+        }
+    }
+    for p in [first, last]
+        .into_iter()
+        .take(if last == first { 1 } else { 2 })
+    {
+        *edges.entry(p).or_default() += 1;
+    }
+    true
+}
+
+/// Gives back what `reserve_at` reserved: the interior pages, and edge pages no other
+/// allocation uses any more.
+fn release_at(at: usize, size: usize) {
+    let Some((first, last)) = page_span(at, size) else {
+        return;
+    };
+    let page = page();
+    let mut edges = EDGE_PAGES.lock();
+    if last > first + page {
+        unmap(first + page, last - first - page);
+    }
+    for p in [first, last]
+        .into_iter()
+        .take(if last == first { 1 } else { 2 })
+    {
+        if let Some(users) = edges.get_mut(&p) {
+            *users -= 1;
+            if *users == 0 {
+                edges.remove(&p);
+                unmap(p, page);
+            }
+        }
+    }
+}
+
+/// A `PROT_NONE` mapping of `len` bytes exactly at `at`, or false where any of it is
+/// mapped already.
+fn map_fixed(at: usize, len: usize) -> bool {
+    // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping: a PROT_NONE
+    // mapping exactly at `at`, or a failure.
+    let got = unsafe {
+        libc::mmap(
+            at as *mut c_void,
+            len,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE
+                | libc::MAP_ANONYMOUS
+                | libc::MAP_NORESERVE
+                | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    if got == libc::MAP_FAILED {
+        return false;
+    }
+    if got as usize != at {
+        // A kernel that ignores the flag put it elsewhere: not the range asked for.
+        unmap(got as usize, len);
+        return false;
+    }
+    true
+}
+
+fn unmap(at: usize, len: usize) {
+    // SAFETY: a reservation of ours (PROT_NONE, no memory behind it) nothing else uses.
+    unsafe { libc::munmap(at as *mut c_void, len) };
 }
 
 /// The page size ranges are rounded to.
@@ -77,8 +216,7 @@ pub fn reserve(size: usize) -> Option<usize> {
 
 /// Gives back a range `reserve` returned.
 pub fn release(at: usize, size: usize) {
-    // SAFETY: `at` and `size` are a reservation of ours, which nothing else uses.
-    unsafe { libc::munmap(at as *mut c_void, rounded(size)) };
+    unmap(at, rounded(size));
 }
 
 #[cfg(test)]
@@ -98,10 +236,10 @@ mod tests {
     }
 
     #[test]
-    fn owners_are_found_inside_placed_allocations_only() {
+    fn owners_are_found_inside_remote_allocations_only() {
         let a = reserve(8192).expect("reserve");
         let mine = Owner { rank: 1, device: 2 };
-        record(a, 8192, mine);
+        record(a, 8192, mine, Reserved::Whole);
         assert_eq!(owner(a), Some(mine));
         assert_eq!(owner(a + 8191), Some(mine));
         assert_eq!(owner(a + 8192), None);
@@ -109,5 +247,45 @@ mod tests {
         assert!(forget(a));
         assert!(!forget(a), "forgotten once");
         assert_eq!(owner(a), None);
+    }
+
+    #[test]
+    fn server_addresses_are_reserved_where_free_sharing_edge_pages() {
+        let page = page();
+        // Four free pages far below where mmap places memory by itself (so that no
+        // other thread of the test maps them meanwhile).
+        let base = (0..64)
+            .map(|i| 0x1f00_0000_0000usize + i * (1 << 30))
+            .find(|&b| map_fixed(b, 4 * page))
+            .expect("four free pages");
+        let owner = Owner { rank: 0, device: 0 };
+        assert!(!reserve_at(base + 8, 16), "this process's own mapping");
+        unmap(base, 4 * page);
+        // Two small allocations on one page, and one across the next three pages.
+        assert!(reserve_at(base + 8, 16));
+        record(base + 8, 16, owner, Reserved::AtServerAddress);
+        assert!(!reserve_at(base + 16, 16), "overlaps the first");
+        assert!(reserve_at(base + 64, 64), "same page, other bytes");
+        record(base + 64, 64, owner, Reserved::AtServerAddress);
+        assert!(reserve_at(base + page + 100, 2 * page));
+        record(
+            base + page + 100,
+            2 * page,
+            owner,
+            Reserved::AtServerAddress,
+        );
+        assert_eq!(owner_of_page_count(base), 2);
+        assert!(forget(base + 8));
+        assert_eq!(owner_of_page_count(base), 1, "the page stays for the other");
+        assert!(forget(base + 64));
+        assert_eq!(owner_of_page_count(base), 0);
+        assert!(forget(base + page + 100));
+        // All given back: the four pages are free again.
+        assert!(map_fixed(base, 4 * page));
+        unmap(base, 4 * page);
+    }
+
+    fn owner_of_page_count(page_start: usize) -> usize {
+        EDGE_PAGES.lock().get(&page_start).copied().unwrap_or(0)
     }
 }

@@ -128,6 +128,18 @@ impl RemoteDevice {
             .exchange_between((from.rank, &send), (to.rank, &receive))
     }
 
+    fn free_on_server(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
+        let request = Request::Free {
+            device: self.index,
+            kind: kind as u32,
+            address: addr as u64,
+            size: size as u64,
+        };
+        self.session
+            .exchange(self.rank, &request, &[], &mut [])
+            .map(|_| ())
+    }
+
     fn value(reply: Reply, rank: i32) -> Result<u64> {
         match reply {
             Reply::Value(v) => Ok(v),
@@ -163,11 +175,15 @@ impl Device for RemoteDevice {
         })
     }
 
-    /// Memory at an address this process reserved for it (see `address`): the server
-    /// maps it there, or, where that address is taken on its side, the next reservation
-    /// is tried; a server that cannot place memory (a GPU's) answers with its own address.
+    /// Memory at an address no other memory of this process can have (see `address`):
+    /// the server maps it at an address reserved here, or, where its device's memory
+    /// cannot be placed (a GPU's), answers with its own address, which is then reserved
+    /// here too. An address taken on the other side is tried again elsewhere.
     fn allocate(&self, size: usize, kind: AllocKind) -> Result<usize> {
-        let mut refused = Vec::new();
+        // Kept until the end so that the same addresses do not come back: reservations
+        // the server could not use, and server allocations whose address is taken here.
+        let mut taken_there = Vec::new();
+        let mut taken_here = Vec::new();
         let outcome = (|| {
             for _ in 0..PLACEMENT_TRIES {
                 let at = address::reserve(size).ok_or_else(|| {
@@ -182,27 +198,31 @@ impl Device for RemoteDevice {
                     size: size as u64,
                     at: at as u64,
                 };
-                match self.session.exchange(self.rank, &request, &[], &mut []) {
-                    Ok(reply) => {
-                        let got = Self::value(reply, self.rank)? as usize;
-                        if got == at {
-                            let owner = address::Owner {
-                                rank: self.rank,
-                                device: self.index,
-                            };
-                            address::record(at, size, owner);
-                        } else {
-                            // Placed elsewhere: the reservation is not needed.
-                            address::release(at, size);
-                        }
-                        return Ok(got);
+                let got = match self.session.exchange(self.rank, &request, &[], &mut []) {
+                    Ok(reply) => Self::value(reply, self.rank)? as usize,
+                    Err(e) if e.code == ErrorCode::InvalidValue => {
+                        taken_there.push(at);
+                        continue;
                     }
-                    Err(e) if e.code == ErrorCode::InvalidValue => refused.push(at),
                     Err(e) => {
                         address::release(at, size);
                         return Err(e);
                     }
+                };
+                if got != at {
+                    address::release(at, size);
+                    if !address::reserve_at(got, size) {
+                        taken_here.push(got);
+                        continue;
+                    }
                 }
+                let how = if got == at {
+                    address::Reserved::Whole
+                } else {
+                    address::Reserved::AtServerAddress
+                };
+                address::record(got, size, self.owner(), how);
+                return Ok(got);
             }
             Err(Error::new(
                 ErrorCode::OutOfResources,
@@ -212,23 +232,18 @@ impl Device for RemoteDevice {
                 ),
             ))
         })();
-        // The addresses the server could not use were kept so as not to get them again.
-        for at in refused {
+        for at in taken_there {
             address::release(at, size);
+        }
+        for got in taken_here {
+            let _ = self.free_on_server(got, size, kind);
         }
         outcome
     }
 
     fn free(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
-        let request = Request::Free {
-            device: self.index,
-            kind: kind as u32,
-            address: addr as u64,
-            size: size as u64,
-        };
-        self.session.exchange(self.rank, &request, &[], &mut [])?;
-        // The reservation behind a placed allocation goes with it (a server's own
-        // address was never reserved here).
+        self.free_on_server(addr, size, kind)?;
+        // The reservation behind the allocation goes with it.
         address::forget(addr);
         Ok(())
     }

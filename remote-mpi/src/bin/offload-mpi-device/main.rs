@@ -47,6 +47,10 @@ struct Server {
     memory: MemoryTable,
     /// How long a peer server may leave a transfer waiting (`OFFLOAD_MPI_TIMEOUT`).
     timeout: std::time::Duration,
+    /// Whether memory of the host device goes at the application's address (unless
+    /// `OFFLOAD_MPI_PLACE=0`, which makes it answer with its own address, as a GPU's
+    /// memory does: the path the tests take to check that one).
+    place: bool,
 }
 
 /// The streams of launches the application waits for, one per device, are
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
         staging: Vec::new(),
         memory: MemoryTable::default(),
         timeout: offload::plugins::remote::session::timeout(),
+        place: std::env::var("OFFLOAD_MPI_PLACE").map_or(true, |v| v.trim() != "0"),
     };
     let code = server.run();
     // MPI is finalised when the last reference to the transport goes: the heartbeat's
@@ -248,7 +253,7 @@ impl Server {
                     )
                 })?;
                 let own = self.own_memory(device)?;
-                let placed = at != 0 && own;
+                let placed = at != 0 && own && self.place;
                 let address = if placed {
                     memory::place(at as usize, size as usize)?
                 } else {
