@@ -1,10 +1,64 @@
 /* Remote devices over MPI, run as `mpirun -np 2 offload-mpi-device : -np 1
- * test_remote_mpi`: every device of both servers appears with the server's info (its
- * name says which rank), memory of each kind is allocated, written, read back and freed
- * on each, 0 and odd sizes included, and a server's failure comes back as the matching
- * error code with the server's rank in its details. Without an MPI launcher there are
- * no remote devices, and the test skips. */
-#include "offload_test.h"
+ * test_remote_mpi QUEUE_WORK`: every device of both servers appears with the server's
+ * info (its name says which rank), memory of each kind is allocated, written, read back
+ * and freed on each, 0 and odd sizes included, copies go between the servers, a
+ * server's failure comes back as the matching error code with the server's rank in its
+ * details, and copies go on while a queue waits for a long kernel on the same server
+ * (QUEUE_WORK: kernels/queue_work.c's program). Without an MPI launcher there are no
+ * remote devices, and the test skips. */
+#include "kernel_test.h"
+#include "kernels/queue_work.h"
+
+struct sync_job {
+  ol_queue_handle_t queue;
+  double done_ms;
+  ol_errc_t code;
+};
+
+static void *sync_in_thread(void *arg) {
+  struct sync_job *job = arg;
+  job->code = result_code(olSyncQueue(job->queue));
+  job->done_ms = now_ms();
+  return NULL;
+}
+
+/* A queue waits for a 1.5 s kernel on `device` while this thread copies to and from the
+ * same device: the copies are done long before the kernel (a server serves other
+ * requests while a queue's kernels run and while the queue waits for them). */
+static void copies_while_a_kernel_runs(ol_device_handle_t device, ol_device_handle_t host,
+                                       const char *queue_work) {
+  ol_program_handle_t program = load_program(device, queue_work);
+  ol_symbol_handle_t nap = get_kernel(program, "nap");
+  ol_queue_handle_t queue = NULL;
+  REQUIRE_OK(olCreateQueue(device, &queue));
+  struct nap_args args = {1500};
+  ol_kernel_launch_size_args_t one = grid_1d(1, 1);
+  const double start = now_ms();
+  CHECK_OK(olLaunchKernel(queue, device, nap, &args, sizeof args, &one));
+  struct sync_job job = {queue, 0, OL_ERRC_SUCCESS};
+  pthread_t thread;
+  REQUIRE(pthread_create(&thread, NULL, sync_in_thread, &job) == 0);
+  sleep_ms(100); /* the queue's sync is on its way */
+  enum { N = 1 << 20 };
+  static unsigned char src[N], back[N];
+  for (size_t i = 0; i < N; i++) src[i] = (unsigned char)(i * 7);
+  void *mem = NULL;
+  REQUIRE_OK(olMemAlloc(device, OL_ALLOC_TYPE_DEVICE, N, &mem));
+  for (int round = 0; round < 10; round++) {
+    CHECK_OK(olMemcpy(NULL, mem, device, src, host, N));
+    CHECK_OK(olMemcpy(NULL, back, host, mem, device, N));
+  }
+  const double copied = now_ms() - start;
+  CHECK(memcmp(src, back, N) == 0);
+  pthread_join(thread, NULL);
+  CHECK_EQ(job.code, OL_ERRC_SUCCESS);
+  const double synced = job.done_ms - start;
+  if (!CHECK(copied < 1000 && synced >= 1400))
+    fprintf(stderr, "copies done after %.0f ms, the kernel after %.0f ms\n", copied, synced);
+  CHECK_OK(olMemFree(mem));
+  CHECK_OK(olDestroyQueue(queue));
+  CHECK_OK(olDestroyProgram(program));
+}
 
 /* Whether `address` lies in a range of this process that maps nothing ("---p"): remote
  * memory's addresses are reserved here, so no local memory can ever have them. */
@@ -40,7 +94,8 @@ static void round_trip(ol_device_handle_t remote, ol_device_handle_t host,
   free(back);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  REQUIRE(argc == 2);
   REQUIRE_OK(olInit());
   device_list_t list = all_devices();
   ol_device_handle_t host = host_device();
@@ -71,6 +126,7 @@ int main(void) {
     if (!first) first = list.devices[i];
     else if (!second) second = list.devices[i];
   }
+  if (first) copies_while_a_kernel_runs(first, host, argv[1]);
   if (first && second) {
     enum { M = 100000 };
     static unsigned char a[M], b[M];

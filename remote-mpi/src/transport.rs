@@ -7,14 +7,14 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Threading;
 use std::time::{Duration, Instant};
 
-/// The tag of requests (application to server).
+/// The tag of requests (application to server). Each request carries the tag of its
+/// exchange (from `FIRST_OPERATION_TAG` on), which the data and the reply of that
+/// exchange travel with.
 pub const TAG_REQUEST: i32 = 1;
-/// The tag of replies (server to application).
-pub const TAG_REPLY: i32 = 2;
-/// The tag of bulk data (copies and images), in fragments.
-pub const TAG_DATA: i32 = 3;
 /// The tag of a busy server's "still working" messages (empty), every `HEARTBEAT`.
 pub const TAG_HEARTBEAT: i32 = 4;
+/// The first tag of exchanges (the application's side counts them).
+pub const FIRST_OPERATION_TAG: i32 = 16;
 /// How often a busy server says it is alive.
 pub const HEARTBEAT: Duration = Duration::from_millis(500);
 

@@ -1,21 +1,28 @@
-//! The application's side of an MPI job: which ranks serve devices, and one exchange at
-//! a time with each (a request, the data that goes with it, the reply, the data that
-//! comes back). A server that does not answer within the timeout turns the operation
-//! into an error naming it, never a hang. At process exit every server is told to stop.
+//! The application's side of an MPI job: which ranks serve devices, and the exchanges
+//! with them (a request, the data that goes with it, the reply, the data that comes
+//! back). Each exchange has a tag of its own, which its data and reply carry, so that
+//! any number of threads and queues talk to one server at once without waiting for each
+//! other (a queue waiting for a long kernel does not hold up another queue's copies). A
+//! server that does not answer within the timeout turns the operation into an error
+//! naming it, never a hang. At process exit every server is told to stop.
 
 use super::fragments::DEFAULT_FRAGMENT;
 use super::link::Link;
-use super::wire::{Reply, Request};
+use super::wire::{self, Reply, Request};
 use crate::runtime::error::{Error, ErrorCode, Result};
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// The tags of `remote-mpi`'s transport (remote-mpi/src/transport.rs).
+/// The tags of `remote-mpi`'s transport (remote-mpi/src/transport.rs): requests, a
+/// busy server's heartbeats, and from `FIRST_OPERATION_TAG` on, one per exchange.
 pub const TAG_REQUEST: i32 = 1;
-pub const TAG_REPLY: i32 = 2;
-pub const TAG_DATA: i32 = 3;
 pub const TAG_HEARTBEAT: i32 = 4;
+pub const FIRST_OPERATION_TAG: i32 = 16;
+/// Operation tags wrap around here (far below `MPI_TAG_UB`'s least allowed value in
+/// OpenMPI and MPICH; far more than the exchanges ever in flight at once).
+const LAST_OPERATION_TAG: i32 = 1 << 22;
 
 /// How long one wait for a reply lasts before the server's heartbeats are looked at.
 const SLICE: Duration = Duration::from_millis(100);
@@ -30,14 +37,27 @@ pub fn timeout() -> Duration {
     Duration::from_secs_f64(seconds)
 }
 
+/// One server rank as the application knows it.
+struct Server {
+    rank: i32,
+    /// Once the server was lost, why: a server that stopped answering (or whose answer
+    /// made no sense) is never spoken to again, so every later operation on its devices
+    /// fails at once instead of waiting out the timeout once more.
+    lost: Mutex<Option<String>>,
+    /// When it was last heard from (nanoseconds after the session opened): any thread
+    /// that hears a heartbeat or an answer says so for all that wait on it.
+    heard: AtomicU64,
+}
+
 pub struct Session {
     link: Link,
-    /// The server ranks, each with the lock that keeps its exchanges whole and, once
-    /// the server was lost, why: a server that stopped answering (or whose reply came
-    /// after the timeout, out of step) is never spoken to again, so every later operation
-    /// on its devices fails at once instead of waiting out the timeout once more.
-    servers: Vec<(i32, Mutex<Option<String>>)>,
+    servers: Vec<Server>,
     timeout: Duration,
+    opened: Instant,
+    next_tag: AtomicU32,
+    /// Copies between two servers go one at a time: each server sends its half while it
+    /// serves the request, and two in opposite directions would wait for each other.
+    between: Mutex<()>,
 }
 
 static SESSION: OnceLock<std::result::Result<Arc<Session>, String>> = OnceLock::new();
@@ -75,10 +95,20 @@ fn open() -> std::result::Result<Arc<Session>, String> {
             "this is rank {rank} of {size}; the application must be the last rank (mpirun -np N offload-mpi-device : -np 1 ./app)"
         ));
     }
+    let servers = (0..rank)
+        .map(|rank| Server {
+            rank,
+            lost: Mutex::new(None),
+            heard: AtomicU64::new(0),
+        })
+        .collect();
     let session = Arc::new(Session {
         link,
-        servers: (0..rank).map(|r| (r, Mutex::new(None))).collect(),
+        servers,
         timeout: timeout(),
+        opened: Instant::now(),
+        next_tag: AtomicU32::new(0),
+        between: Mutex::new(()),
     });
     // SAFETY: registering a plain extern "C" function.
     unsafe { libc::atexit(stop_servers) };
@@ -91,22 +121,19 @@ extern "C" fn stop_servers() {
     let Some(Ok(session)) = SESSION.get() else {
         return;
     };
-    for (rank, lost) in &session.servers {
-        if lost.lock().is_some() {
+    for server in &session.servers {
+        if server.lost.lock().is_some() {
             continue;
         }
-        if let Err(e) = session.exchange(*rank, &Request::Exit, &[], &mut []) {
+        if let Err(e) = session.exchange(server.rank, &Request::Exit, &[], &mut []) {
+            let rank = server.rank;
             crate::runtime::config::trace(|| format!("MPI: stopping rank {rank}: {e:?}"));
         }
     }
     // Finalising MPI may wait for every rank, a dead one too: with a server lost (before
     // or by the stop just sent), the process exits without finalising. The kill test
     // hung now and then under a parallel ctest, and this is the one wait left at exit.
-    if session
-        .servers
-        .iter()
-        .any(|(_, lost)| lost.lock().is_some())
-    {
+    if session.servers.iter().any(|s| s.lost.lock().is_some()) {
         crate::runtime::config::trace(|| "MPI: a server was lost; not finalising MPI".into());
         return;
     }
@@ -115,77 +142,51 @@ extern "C" fn stop_servers() {
 
 impl Session {
     pub fn server_ranks(&self) -> impl Iterator<Item = i32> + '_ {
-        self.servers.iter().map(|(r, _)| *r)
+        self.servers.iter().map(|s| s.rank)
     }
 
     fn lost(rank: i32, e: String) -> Error {
         Error::new(ErrorCode::BackendFailure, format!("rank {rank}: {e}"))
     }
 
-    /// The reply of server `rank`. A busy server says it is alive every half second
-    /// (a long kernel or transfer is no silence); one that says nothing for the timeout
-    /// is lost, and the operation fails instead of hanging.
-    fn await_reply(&self, rank: i32) -> std::result::Result<Vec<u8>, String> {
-        let mut alive = std::time::Instant::now();
-        loop {
-            match self.link.receive_or_time_out(rank, TAG_REPLY, SLICE) {
-                Ok(bytes) => return Ok(bytes),
-                Err((true, _)) => {
-                    while self
-                        .link
-                        .receive_or_time_out(rank, TAG_HEARTBEAT, Duration::ZERO)
-                        .is_ok()
-                    {
-                        alive = std::time::Instant::now();
-                    }
-                    if alive.elapsed() > self.timeout {
-                        return Err(format!(
-                            "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
-                            self.timeout.as_secs_f64()
-                        ));
-                    }
-                }
-                Err((false, e)) => return Err(e),
-            }
-        }
+    /// A tag no exchange in flight has (they go round, millions apart).
+    fn operation_tag(&self) -> i32 {
+        let n = self.next_tag.fetch_add(1, Ordering::Relaxed);
+        FIRST_OPERATION_TAG + (n % (LAST_OPERATION_TAG - FIRST_OPERATION_TAG) as u32) as i32
     }
 
-    /// The lock that keeps server `rank`'s exchanges whole (holding, once the server was
-    /// lost, why).
-    fn conversation(&self, rank: i32) -> Result<&Mutex<Option<String>>> {
-        self.servers
-            .iter()
-            .find(|(r, _)| *r == rank)
-            .map(|(_, l)| l)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorCode::InvalidDevice,
-                    format!("rank {rank} serves no devices"),
-                )
-            })
+    fn server(&self, rank: i32) -> Result<&Server> {
+        self.servers.iter().find(|s| s.rank == rank).ok_or_else(|| {
+            Error::new(
+                ErrorCode::InvalidDevice,
+                format!("rank {rank} serves no devices"),
+            )
+        })
     }
 
-    /// Fails at once for a server lost earlier.
-    fn usable(rank: i32, lost: &Option<String>) -> Result<()> {
-        match lost {
+    /// The server, unless it was lost earlier.
+    fn usable(&self, rank: i32) -> Result<&Server> {
+        let server = self.server(rank)?;
+        match server.lost.lock().as_ref() {
             Some(why) => Err(Self::lost(rank, format!("lost earlier: {why}"))),
-            None => Ok(()),
+            None => Ok(server),
         }
     }
 
     /// The caller's result of an exchange; a lost server is marked so.
     fn settle(
-        rank: i32,
-        lost: &mut Option<String>,
+        &self,
+        server: &Server,
         outcome: std::result::Result<Reply, Failure>,
     ) -> Result<Reply> {
         match outcome {
             Ok(reply) => Ok(reply),
             Err(Failure::Refused(e)) => Err(e),
             Err(Failure::Lost(why)) => {
+                let rank = server.rank;
                 crate::runtime::config::trace(|| format!("MPI: rank {rank} lost: {why}"));
                 let error = Self::lost(rank, why.clone());
-                *lost = Some(why);
+                server.lost.lock().get_or_insert(why);
                 Err(error)
             }
         }
@@ -201,80 +202,78 @@ impl Session {
         outgoing: &[u8],
         incoming: &mut [u8],
     ) -> Result<Reply> {
-        let mut lost = self.conversation(rank)?.lock();
-        Self::usable(rank, &lost)?;
+        let server = self.usable(rank)?;
+        let tag = self.operation_tag();
         let outcome = self
-            .start(rank, request, outgoing)
-            .and_then(|()| self.finish(rank, incoming));
-        Self::settle(rank, &mut lost, outcome)
+            .start(rank, tag, request, outgoing)
+            .and_then(|()| self.finish(server, tag, incoming));
+        self.settle(server, outcome)
     }
 
-    /// A request the server does not answer (a queued launch): sent, in turn with the
-    /// other exchanges of that server.
+    /// A request the server does not answer (a queued launch): sent, after every
+    /// request sent before it by this thread.
     pub fn post(&self, rank: i32, request: &Request) -> Result<()> {
-        let mut lost = self.conversation(rank)?.lock();
-        Self::usable(rank, &lost)?;
-        let outcome = self.start(rank, request, &[]).map(|()| Reply::Done);
-        Self::settle(rank, &mut lost, outcome).map(|_| ())
+        let server = self.usable(rank)?;
+        let tag = self.operation_tag();
+        let outcome = self.start(rank, tag, request, &[]).map(|()| Reply::Done);
+        self.settle(server, outcome).map(|_| ())
     }
 
     /// A copy from one server straight to another: `sender` (a `SendTo`) and `receiver`
-    /// (a `ReceiveFrom`) are asked together and both answers awaited. Both conversations
-    /// are held, taken in rank order so that two copies in opposite directions cannot
-    /// wait for each other.
+    /// (a `ReceiveFrom`) are asked together, with one tag for the data between them,
+    /// and both answers awaited.
     pub fn exchange_between(
         &self,
         sender: (i32, &Request),
         receiver: (i32, &Request),
     ) -> Result<()> {
-        let (from, to) = (self.conversation(sender.0)?, self.conversation(receiver.0)?);
-        if std::ptr::eq(from, to) {
+        if sender.0 == receiver.0 {
             return Err(Error::invalid_argument(format!(
                 "a copy between two servers names rank {} twice",
                 sender.0
             )));
         }
-        let (mut lost_from, mut lost_to) = if sender.0 < receiver.0 {
-            let first = from.lock();
-            (first, to.lock())
-        } else {
-            let first = to.lock();
-            (from.lock(), first)
-        };
-        Self::usable(sender.0, &lost_from)?;
-        Self::usable(receiver.0, &lost_to)?;
-        let asked_to = self.start(receiver.0, receiver.1, &[]);
-        let asked_from = self.start(sender.0, sender.1, &[]);
+        let (from, to) = (self.usable(sender.0)?, self.usable(receiver.0)?);
+        let _one_at_a_time = self.between.lock();
+        let tag = self.operation_tag();
+        let asked_to = self.start(receiver.0, tag, receiver.1, &[]);
+        let asked_from = self.start(sender.0, tag, sender.1, &[]);
         // Each server that was asked answers once, whatever the other does (a receiver
         // whose sender fails hears so and says so), so both answers are awaited.
-        let sent = asked_from.and_then(|()| self.finish(sender.0, &mut []));
-        let received = asked_to.and_then(|()| self.finish(receiver.0, &mut []));
-        let sent = Self::settle(sender.0, &mut lost_from, sent);
-        let received = Self::settle(receiver.0, &mut lost_to, received);
+        let sent = asked_from.and_then(|()| self.finish(from, tag, &mut []));
+        let received = asked_to.and_then(|()| self.finish(to, tag, &mut []));
+        let sent = self.settle(from, sent);
+        let received = self.settle(to, received);
         sent.and(received).map(|_| ())
     }
 
-    /// The first half of an exchange: the request and the data it carries.
+    /// The first half of an exchange: the request (with its tag) and the data it carries.
     fn start(
         &self,
         rank: i32,
+        tag: i32,
         request: &Request,
         outgoing: &[u8],
     ) -> std::result::Result<(), Failure> {
         self.link
-            .send(rank, TAG_REQUEST, &request.encode())
+            .send(rank, TAG_REQUEST, &wire::envelope(tag, request))
             .map_err(Failure::Lost)?;
         if !outgoing.is_empty() {
             self.link
-                .send_fragments(rank, TAG_DATA, outgoing, DEFAULT_FRAGMENT)
+                .send_fragments(rank, tag, outgoing, DEFAULT_FRAGMENT)
                 .map_err(Failure::Lost)?;
         }
         Ok(())
     }
 
     /// The second half: the reply, then the data that comes with a successful one.
-    fn finish(&self, rank: i32, incoming: &mut [u8]) -> std::result::Result<Reply, Failure> {
-        let bytes = self.await_reply(rank).map_err(Failure::Lost)?;
+    fn finish(
+        &self,
+        server: &Server,
+        tag: i32,
+        incoming: &mut [u8],
+    ) -> std::result::Result<Reply, Failure> {
+        let bytes = self.await_reply(server, tag).map_err(Failure::Lost)?;
         let reply = Reply::decode(&bytes)
             .map_err(|e| Failure::Lost(format!("an unreadable reply: {}", e.0)))?;
         if let Reply::Error { code, details } = reply {
@@ -285,10 +284,51 @@ impl Session {
         }
         if !incoming.is_empty() {
             self.link
-                .receive_fragments(rank, TAG_DATA, self.timeout, incoming, DEFAULT_FRAGMENT)
+                .receive_fragments(server.rank, tag, self.timeout, incoming, DEFAULT_FRAGMENT)
                 .map_err(Failure::Lost)?;
         }
         Ok(reply)
+    }
+
+    /// Notes that `server` was heard from now.
+    fn heard(&self, server: &Server) {
+        let now = self.opened.elapsed().as_nanos() as u64;
+        server.heard.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// The reply of `server` to the exchange `tag`. A busy server says it is alive every
+    /// half second (a long kernel or transfer is no silence); one that says nothing for
+    /// the timeout is lost, and the operation fails instead of hanging.
+    fn await_reply(&self, server: &Server, tag: i32) -> std::result::Result<Vec<u8>, String> {
+        self.heard(server);
+        loop {
+            match self.link.receive_or_time_out(server.rank, tag, SLICE) {
+                Ok(bytes) => {
+                    self.heard(server);
+                    return Ok(bytes);
+                }
+                Err((true, _)) => {
+                    while self
+                        .link
+                        .receive_or_time_out(server.rank, TAG_HEARTBEAT, Duration::ZERO)
+                        .is_ok()
+                    {
+                        self.heard(server);
+                    }
+                    let heard = Duration::from_nanos(server.heard.load(Ordering::Relaxed));
+                    if self.opened.elapsed().saturating_sub(heard) > self.timeout {
+                        return Err(format!(
+                            "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
+                            self.timeout.as_secs_f64()
+                        ));
+                    }
+                    if let Some(why) = server.lost.lock().as_ref() {
+                        return Err(format!("lost meanwhile: {why}"));
+                    }
+                }
+                Err((false, e)) => return Err(e),
+            }
+        }
     }
 }
 

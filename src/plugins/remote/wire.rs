@@ -393,6 +393,25 @@ impl Request {
     }
 }
 
+/// A request as it travels: the tag of its exchange (which its data and reply carry),
+/// then the request.
+pub fn envelope(tag: i32, request: &Request) -> Vec<u8> {
+    let mut bytes = tag.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&request.encode());
+    bytes
+}
+
+/// The tag and the request of an `envelope`.
+pub fn open_envelope(data: &[u8]) -> Result<(i32, Request), DecodeError> {
+    let Some((tag, request)) = data.split_first_chunk::<4>() else {
+        return Err(DecodeError(format!(
+            "a request of {} bytes has no room for its 4-byte tag",
+            data.len()
+        )));
+    };
+    Ok((i32::from_le_bytes(*tag), Request::decode(request)?))
+}
+
 fn encode_value(w: &mut Writer, v: &InfoValue) {
     match v {
         InfoValue::Str(s) => w.u8(0).bytes(s.as_bytes()),
@@ -577,6 +596,18 @@ mod tests {
         for request in requests() {
             assert_eq!(Request::decode(&request.encode()), Ok(request.clone()));
         }
+    }
+
+    #[test]
+    fn envelopes_carry_the_tag_and_refuse_a_short_message() {
+        let request = Request::Sync { stream: 3 };
+        let bytes = envelope(1 << 20, &request);
+        assert_eq!(open_envelope(&bytes), Ok((1 << 20, request)));
+        assert!(open_envelope(&bytes[..3])
+            .unwrap_err()
+            .0
+            .contains("4-byte tag"));
+        assert!(open_envelope(&bytes[..4]).is_err(), "a tag and no request");
     }
 
     #[test]

@@ -17,18 +17,23 @@ use offload::plugin::{
     Stream, StreamOp, SymbolKind,
 };
 use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
-use offload::plugins::remote::wire::{Reply, Request};
+use offload::plugins::remote::wire::{self, Reply, Request};
 use offload::runtime::error::ErrorCode;
-use offload_remote_mpi::transport::{Transport, HEARTBEAT, TAG_HEARTBEAT, TAG_REPLY, TAG_REQUEST};
+use offload_remote_mpi::transport::{Transport, HEARTBEAT, TAG_HEARTBEAT, TAG_REQUEST};
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 struct Server {
     transport: Arc<Transport>,
-    /// Set while a request is being served: the heartbeat thread then says so.
-    busy: Arc<AtomicBool>,
+    /// How many requests are being served (here or by a waiting thread): while any is,
+    /// the heartbeat thread says the server is alive.
+    busy: Arc<AtomicUsize>,
+    /// The tag of the exchange being served: its data and reply carry it.
+    tag: i32,
+    /// Threads answering a queue's sync when its kernels ended (joined at exit).
+    waiters: Vec<std::thread::JoinHandle<()>>,
     app: i32,
     devices: Vec<Arc<dyn Device>>,
     /// Loaded programs (with their device) and found kernels, by the handle the
@@ -58,9 +63,11 @@ struct Server {
 const SYNCHRONOUS: u64 = 1 << 63;
 
 /// What follows a reply: nothing, or a read's data (staged, or in place in memory this
-/// process owns, which nothing else touches while the request is served).
+/// process owns, which nothing else touches while the request is served); or no reply
+/// now, a thread of its own answering later.
 enum Outgoing {
     Nothing,
+    Later,
     Staged(Vec<u8>),
     InPlace { address: usize, size: usize },
 }
@@ -90,12 +97,14 @@ fn main() -> ExitCode {
         .flat_map(|p| p.devices())
         .collect();
     let transport = Arc::new(transport);
-    let busy = Arc::new(AtomicBool::new(false));
+    let busy = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let heartbeat = start_heartbeat(transport.clone(), app, busy.clone(), stop.clone());
     let mut server = Server {
         transport,
         busy,
+        tag: 0,
+        waiters: Vec::new(),
         app,
         devices,
         programs: HashMap::new(),
@@ -125,13 +134,14 @@ fn main() -> ExitCode {
 fn start_heartbeat(
     transport: Arc<Transport>,
     app: i32,
-    busy: Arc<AtomicBool>,
+    busy: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
 ) -> Option<std::thread::JoinHandle<()>> {
     let beat = move || {
         while !stop.load(Ordering::Acquire) {
             std::thread::sleep(HEARTBEAT);
-            if busy.load(Ordering::Acquire) && transport.send(app, TAG_HEARTBEAT, &[]).is_err() {
+            if busy.load(Ordering::Acquire) > 0 && transport.send(app, TAG_HEARTBEAT, &[]).is_err()
+            {
                 return;
             }
         }
@@ -160,65 +170,85 @@ impl Server {
                     return ExitCode::from(1);
                 }
             };
-            self.busy.store(true, Ordering::Release);
-            let (reply, exit) = match Request::decode(&bytes) {
-                Ok(request) if !request.is_answered() => {
-                    // A queued launch: no answer; its failure waits for the queue's sync.
-                    let queue = match request {
-                        Request::Launch { stream, .. } => stream,
-                        _ => 0,
-                    };
-                    if let Err(e) = self.serve(request) {
-                        self.queue_failures.entry(queue).or_insert(e);
-                    }
-                    self.busy.store(false, Ordering::Release);
-                    continue;
-                }
-                Ok(request) => {
-                    let exit = request == Request::Exit;
-                    (self.serve(request), exit)
-                }
-                Err(e) => (
-                    Err((
+            let (tag, request) = match wire::open_envelope(&bytes) {
+                Ok(opened) => opened,
+                Err(e) if bytes.len() >= 4 => {
+                    // Its tag is readable: the refusal goes where the answer would.
+                    let tag = i32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                    let refused = (
                         ErrorCode::InvalidArgument,
                         format!("a request it cannot read: {}", e.0),
-                    )),
-                    false,
-                ),
+                    );
+                    self.tag = tag;
+                    let _ = self.answer(Err(refused));
+                    continue;
+                }
+                Err(e) => {
+                    eprintln!("offload-mpi-device: a request without a tag: {}", e.0);
+                    continue;
+                }
             };
-            let (reply, outgoing) = reply.unwrap_or_else(|(code, details)| {
-                let details = format!("rank {}: {details}", self.transport.rank());
-                let code = code as u32;
-                (Reply::Error { code, details }, Outgoing::Nothing)
-            });
-            let mut sent = self.transport.send(self.app, TAG_REPLY, &reply.encode());
-            if sent.is_ok() {
-                sent = match outgoing {
-                    Outgoing::Nothing => Ok(()),
-                    Outgoing::Staged(data) => {
-                        let sent = transfer::send(&self.transport, self.app, &data);
-                        if data.capacity() > self.staging.capacity() {
-                            self.staging = data;
-                        }
-                        sent
-                    }
-                    Outgoing::InPlace { address, size } => {
-                        // SAFETY: `own_range` found these bytes inside memory this
-                        // process allocated for a device, alive until a later request
-                        // frees it; nothing writes it while this request is served.
-                        let data =
-                            unsafe { std::slice::from_raw_parts(address as *const u8, size) };
-                        transfer::send(&self.transport, self.app, data)
-                    }
+            self.tag = tag;
+            self.busy.fetch_add(1, Ordering::AcqRel);
+            if !request.is_answered() {
+                // A queued launch: no answer; its failure waits for the queue's sync.
+                let queue = match request {
+                    Request::Launch { stream, .. } => stream,
+                    _ => 0,
                 };
+                if let Err(e) = self.serve(request) {
+                    self.queue_failures.entry(queue).or_insert(e);
+                }
+                self.busy.fetch_sub(1, Ordering::AcqRel);
+                continue;
             }
-            self.busy.store(false, Ordering::Release);
+            let exit = request == Request::Exit;
+            if exit {
+                // Queues' syncs still waiting are answered first.
+                for waiter in self.waiters.drain(..) {
+                    let _ = waiter.join();
+                }
+            }
+            let served = self.serve(request);
+            let sent = self.answer(served);
+            self.busy.fetch_sub(1, Ordering::AcqRel);
             if let Err(e) = sent {
                 eprintln!("offload-mpi-device: {e}");
                 return ExitCode::from(1);
             }
+            self.waiters.retain(|w| !w.is_finished());
             if exit {
                 return ExitCode::SUCCESS;
+            }
+        }
+    }
+
+    /// Sends the answer to the exchange being served, and the data that follows it.
+    fn answer(&mut self, served: Served) -> Result<(), String> {
+        let (reply, outgoing) = served.unwrap_or_else(|(code, details)| {
+            let details = format!("rank {}: {details}", self.transport.rank());
+            let code = code as u32;
+            (Reply::Error { code, details }, Outgoing::Nothing)
+        });
+        if matches!(outgoing, Outgoing::Later) {
+            return Ok(());
+        }
+        self.transport.send(self.app, self.tag, &reply.encode())?;
+        match outgoing {
+            Outgoing::Nothing | Outgoing::Later => Ok(()),
+            Outgoing::Staged(data) => {
+                let sent = transfer::send(&self.transport, self.app, self.tag, &data);
+                if data.capacity() > self.staging.capacity() {
+                    self.staging = data;
+                }
+                sent
+            }
+            Outgoing::InPlace { address, size } => {
+                // SAFETY: `own_range` found these bytes inside memory this process
+                // allocated for a device, alive until a later request frees it; nothing
+                // writes it while this request is served.
+                let data = unsafe { std::slice::from_raw_parts(address as *const u8, size) };
+                transfer::send(&self.transport, self.app, self.tag, data)
             }
         }
     }
@@ -306,7 +336,7 @@ impl Server {
                     // allocated for the device; nothing else touches it meanwhile.
                     let target =
                         unsafe { std::slice::from_raw_parts_mut(at as *mut u8, size as usize) };
-                    transfer::receive(&self.transport, self.app, None, target)
+                    transfer::receive(&self.transport, self.app, self.tag, None, target)
                         .map_err(|e| (ErrorCode::BackendFailure, e))?;
                     return Ok((Reply::Done, Outgoing::Nothing));
                 }
@@ -425,16 +455,8 @@ impl Server {
                 }
                 Ok((Reply::Done, Outgoing::Nothing))
             }
-            Request::Sync { stream } => {
-                self.sync_queue(stream)?;
-                Ok((Reply::Done, Outgoing::Nothing))
-            }
-            Request::EndStream { stream } => {
-                let synced = self.sync_queue(stream);
-                self.queues.remove(&stream);
-                synced?;
-                Ok((Reply::Done, Outgoing::Nothing))
-            }
+            Request::Sync { stream } => self.sync_queue(stream, false),
+            Request::EndStream { stream } => self.sync_queue(stream, true),
             Request::SendTo {
                 device,
                 address,
@@ -444,7 +466,7 @@ impl Server {
                 let peer = self.peer(peer)?;
                 let sent = self.send_to_peer(device, address, size, peer);
                 if sent.is_err() {
-                    transfer::give_up(&self.transport, peer);
+                    transfer::give_up(&self.transport, peer, self.tag);
                 }
                 sent?;
                 Ok((Reply::Done, Outgoing::Nothing))
@@ -475,19 +497,55 @@ impl Server {
         Ok(stream)
     }
 
-    /// Waits until everything queued for `queue` ended: the first failure of its
-    /// launches (kept when one was refused) or of the stream.
-    fn sync_queue(&mut self, queue: u64) -> Result<(), (ErrorCode, String)> {
-        let ran = match self.queues.get(&queue) {
-            Some(stream) => stream
-                .synchronize()
-                .map_err(|e| (e.code, e.details.clone())),
-            None => Ok(()),
+    /// Answers once everything queued for `queue` ended (forgetting the queue when
+    /// `end`): the first failure of its launches (kept when one was refused) or of the
+    /// stream. A queue still running is waited for by a thread of its own, so that the
+    /// server goes on serving other queues meanwhile.
+    fn sync_queue(&mut self, queue: u64, end: bool) -> Served {
+        let refused = self.queue_failures.remove(&queue);
+        let stream = if end {
+            self.queues.remove(&queue)
+        } else {
+            self.queues.get(&queue).cloned()
         };
-        match self.queue_failures.remove(&queue) {
-            Some(refused) => Err(refused),
-            None => ran,
-        }
+        let settle = move |stream: Option<Arc<dyn Stream>>| -> Served {
+            let ran = stream.map_or(Ok(()), |s| s.synchronize());
+            match (refused, ran) {
+                (Some(refused), _) => Err(refused),
+                (None, Err(e)) => Err((e.code, e.details.clone())),
+                (None, Ok(())) => Ok((Reply::Done, Outgoing::Nothing)),
+            }
+        };
+        let Some(running) = stream.filter(|s| !s.is_idle()) else {
+            return settle(None);
+        };
+        let (transport, app, tag) = (self.transport.clone(), self.app, self.tag);
+        let busy = self.busy.clone();
+        busy.fetch_add(1, Ordering::AcqRel);
+        let rank = transport.rank();
+        let waiter = std::thread::Builder::new()
+            .name("offload-mpi-sync".into())
+            .spawn(move || {
+                let reply = match settle(Some(running)) {
+                    Ok((reply, _)) => reply,
+                    Err((code, details)) => Reply::Error {
+                        code: code as u32,
+                        details: format!("rank {rank}: {details}"),
+                    },
+                };
+                if let Err(e) = transport.send(app, tag, &reply.encode()) {
+                    eprintln!("offload-mpi-device: {e}");
+                }
+                busy.fetch_sub(1, Ordering::AcqRel);
+            })
+            .map_err(|e| {
+                (
+                    ErrorCode::OutOfResources,
+                    format!("a thread to wait for a queue: {e}"),
+                )
+            })?;
+        self.waiters.push(waiter);
+        Ok((Reply::Done, Outgoing::Later))
     }
 
     /// Whether `device`'s memory is this process's own (a host device's).
@@ -527,7 +585,7 @@ impl Server {
             // SAFETY: `own_range` found these bytes inside memory this process
             // allocated for the device; nothing writes it meanwhile.
             let data = unsafe { std::slice::from_raw_parts(at as *const u8, size as usize) };
-            return transfer::send(&self.transport, peer, data).map_err(lost);
+            return transfer::send(&self.transport, peer, self.tag, data).map_err(lost);
         }
         let device = self.device(device)?.clone();
         let mut staging = std::mem::take(&mut self.staging);
@@ -542,9 +600,7 @@ impl Server {
                         piece.len(),
                     )
                     .map_err(|e| (e.code, e.details.clone()))?;
-                self.transport
-                    .send(peer, offload_remote_mpi::transport::TAG_DATA, piece)
-                    .map_err(lost)?;
+                self.transport.send(peer, self.tag, piece).map_err(lost)?;
             }
             Ok(())
         })();
@@ -569,12 +625,13 @@ impl Server {
             // SAFETY: `own_range` found these bytes inside memory this process
             // allocated for the device; nothing else touches it meanwhile.
             let target = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, size as usize) };
-            return transfer::receive(&self.transport, peer, timeout, target).map_err(lost);
+            return transfer::receive(&self.transport, peer, self.tag, timeout, target)
+                .map_err(lost);
         }
         let device = match self.device(device) {
             Ok(d) => d.clone(),
             Err(e) => {
-                transfer::drain(&self.transport, peer, timeout, size);
+                transfer::drain(&self.transport, peer, self.tag, timeout, size);
                 return Err(e);
             }
         };
@@ -585,12 +642,7 @@ impl Server {
                 let piece = &mut staging[..len as usize];
                 let got = self
                     .transport
-                    .receive_into(
-                        peer,
-                        offload_remote_mpi::transport::TAG_DATA,
-                        timeout,
-                        piece,
-                    )
+                    .receive_into(peer, self.tag, timeout, piece)
                     .map_err(lost)?;
                 transfer::expect_fragment(peer, got, len).map_err(lost)?;
                 device
@@ -679,8 +731,14 @@ impl Server {
         if data.len() < size as usize {
             data.resize(size as usize, 0);
         }
-        transfer::receive(&self.transport, self.app, None, &mut data[..size as usize])
-            .map_err(|e| (ErrorCode::BackendFailure, e))?;
+        transfer::receive(
+            &self.transport,
+            self.app,
+            self.tag,
+            None,
+            &mut data[..size as usize],
+        )
+        .map_err(|e| (ErrorCode::BackendFailure, e))?;
         Ok(data)
     }
 }

@@ -3,13 +3,14 @@
 //! cannot go on to tell its peer so (an empty fragment) instead of leaving it waiting.
 
 use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
-use offload_remote_mpi::transport::{Transport, TAG_DATA};
+use offload_remote_mpi::transport::Transport;
 use std::time::Duration;
 
 /// Receives `target.len()` bytes from `source` straight into `target`.
 pub fn receive(
     transport: &Transport,
     source: i32,
+    tag: i32,
     timeout: Option<Duration>,
     target: &mut [u8],
 ) -> Result<(), String> {
@@ -17,7 +18,7 @@ pub fn receive(
         return Ok(());
     }
     let fragment = DEFAULT_FRAGMENT as usize;
-    transport.receive_fragments(source, TAG_DATA, timeout, target, fragment)
+    transport.receive_fragments(source, tag, timeout, target, fragment)
 }
 
 /// Checks a received fragment's length; an empty one is the sender giving up.
@@ -34,24 +35,24 @@ pub fn expect_fragment(source: i32, got: usize, len: u64) -> Result<(), String> 
 }
 
 /// Sends `data` to `dest`.
-pub fn send(transport: &Transport, dest: i32, data: &[u8]) -> Result<(), String> {
+pub fn send(transport: &Transport, dest: i32, tag: i32, data: &[u8]) -> Result<(), String> {
     if data.is_empty() {
         return Ok(());
     }
-    transport.send_fragments(dest, TAG_DATA, data, DEFAULT_FRAGMENT as usize)
+    transport.send_fragments(dest, tag, data, DEFAULT_FRAGMENT as usize)
 }
 
 /// Tells a peer waiting for our data that none (or no more) comes.
-pub fn give_up(transport: &Transport, dest: i32) {
-    let _ = transport.send(dest, TAG_DATA, &[]);
+pub fn give_up(transport: &Transport, dest: i32, tag: i32) {
+    let _ = transport.send(dest, tag, &[]);
 }
 
 /// Takes and drops what `source` sends for a transfer of `size` bytes this server
 /// refused, so the conversation stays in step: until every fragment came, the sender
 /// gave up, or nothing came within `timeout`.
-pub fn drain(transport: &Transport, source: i32, timeout: Option<Duration>, size: u64) {
+pub fn drain(transport: &Transport, source: i32, tag: i32, timeout: Option<Duration>, size: u64) {
     for _ in fragments::pieces(size, DEFAULT_FRAGMENT) {
-        match transport.receive(source, TAG_DATA, timeout) {
+        match transport.receive(source, tag, timeout) {
             Ok(piece) if !piece.is_empty() => {}
             _ => return,
         }
