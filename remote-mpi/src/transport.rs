@@ -24,10 +24,18 @@ pub const TIMED_OUT: &str = "did not answer within";
 /// How long a receive with a deadline polls before it starts to sleep.
 const SPIN: Duration = Duration::from_micros(200);
 
+/// How many communicators the exchanges are spread over (by tag).
+const CHANNELS: usize = 4;
+
 /// MPI, initialised by us with every thread allowed to call it.
 pub struct Transport {
-    _universe: Universe,
+    /// Copies of the world communicator: an exchange's data and reply go on the one its
+    /// tag picks, so that threads busy with different exchanges seldom meet in one
+    /// communicator's matching (MPI libraries lock each communicator's queues). Freed
+    /// before MPI is finalised (fields drop in this order).
+    channels: Vec<SimpleCommunicator>,
     world: SimpleCommunicator,
+    _universe: Universe,
 }
 
 // SAFETY: MPI was initialised with MPI_THREAD_MULTIPLE (`open` refuses anything less),
@@ -50,9 +58,12 @@ impl Transport {
             ));
         }
         let world = universe.world();
+        // Collective: every rank (servers and application) makes them when it opens.
+        let channels = (0..CHANNELS).map(|_| world.duplicate()).collect();
         Ok(Transport {
-            _universe: universe,
+            channels,
             world,
+            _universe: universe,
         })
     }
 
@@ -64,10 +75,21 @@ impl Transport {
         self.world.size()
     }
 
+    /// The communicator of messages with `tag`: the world for requests and heartbeats,
+    /// one of the channels for an exchange's data and reply.
+    fn comm(&self, tag: i32) -> &SimpleCommunicator {
+        match usize::try_from(tag - FIRST_OPERATION_TAG) {
+            Ok(n) if !self.channels.is_empty() => &self.channels[n % self.channels.len()],
+            _ => &self.world,
+        }
+    }
+
     /// Sends `data` to `dest` (blocking until MPI holds it).
     pub fn send(&self, dest: i32, tag: i32, data: &[u8]) -> Result<(), String> {
         self.check_rank(dest)?;
-        self.world.process_at_rank(dest).send_with_tag(data, tag);
+        self.comm(tag)
+            .process_at_rank(dest)
+            .send_with_tag(data, tag);
         Ok(())
     }
 
@@ -148,7 +170,7 @@ impl Transport {
         lengths: &mut Vec<usize>,
     ) -> Result<(), String> {
         self.check_rank(source)?;
-        let process = self.world.process_at_rank(source);
+        let process = self.comm(tag).process_at_rank(source);
         let deadline = timeout.map(|t| Instant::now() + t);
         let pieces = buffer.len().div_ceil(step).max(1);
         lengths.clear();
@@ -217,7 +239,7 @@ impl Transport {
         fragment: usize,
     ) -> Result<(), String> {
         self.check_rank(dest)?;
-        let process = self.world.process_at_rank(dest);
+        let process = self.comm(tag).process_at_rank(dest);
         let step = fragment.clamp(1, i32::MAX as usize);
         mpi::request::scope(|scope| {
             let requests: Vec<_> = data
@@ -250,7 +272,7 @@ impl Transport {
         timeout: Option<Duration>,
     ) -> Result<(Message, Status), String> {
         self.check_rank(source)?;
-        let process = self.world.process_at_rank(source);
+        let process = self.comm(tag).process_at_rank(source);
         let Some(timeout) = timeout else {
             return Ok(process.matched_probe_with_tag(tag));
         };
