@@ -47,7 +47,10 @@ pub struct DispatchParams {
 }
 
 fn not_yet() -> Error {
-    Error::new(ErrorCode::Unimplemented, "AQL packet encoding is not built yet")
+    Error::new(
+        ErrorCode::Unimplemented,
+        "AQL packet encoding is not built yet",
+    )
 }
 
 /// The dispatch packet, `header`/`setup` holding what must be published last (the
