@@ -448,7 +448,10 @@ impl Hsa {
 
     /// A queue of `size` packets on `agent`; `on_error(status, queue, data)` is called
     /// by the runtime when a packet fails.
-    pub fn queue_create(
+    ///
+    /// # Safety
+    /// `data` must be what `on_error` expects and stay valid until the queue is destroyed.
+    pub unsafe fn queue_create(
         &self,
         agent: Agent,
         size: u32,
@@ -456,7 +459,7 @@ impl Hsa {
         data: *mut c_void,
     ) -> Result<*mut Queue> {
         let mut queue: *mut Queue = std::ptr::null_mut();
-        // SAFETY: `data` outlives the queue (the caller's `AqlQueue` owns both); segment
+        // SAFETY: `data` is valid for the queue's life (the caller's contract); segment
         // sizes u32::MAX mean "the runtime's default".
         let s = unsafe {
             (self.f.queue_create)(

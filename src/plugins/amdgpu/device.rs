@@ -84,8 +84,15 @@ impl AmdgpuDevice {
         let agent = agents.gpus[ordinal];
         let pools = AgentPools::read(&hsa, agent)?;
         let facts = Arc::new(DeviceFacts::read(&hsa, agent, ordinal, &pools)?);
-        let coarse = pools.coarse.expect("DeviceFacts::read checked it");
-        let host_pool = agents.cpu_pools.fine.expect("Agents::find checked it");
+        let missing =
+            |what: &str| Error::backend_failure(format!("{} has no {what}", facts.label()));
+        let coarse = pools
+            .coarse
+            .ok_or_else(|| missing("coarse-grained memory pool"))?;
+        let host_pool = agents
+            .cpu_pools
+            .fine
+            .ok_or_else(|| missing("fine-grained host memory pool"))?;
         let kernarg_pool = agents.cpu_pools.kernarg.unwrap_or(host_pool);
         let faults = Arc::new(ErrorSlot::default());
         watch_device(&hsa, agent.handle, faults.clone());

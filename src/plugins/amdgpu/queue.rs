@@ -70,8 +70,8 @@ pub struct AqlQueue {
     size: u32,
     base: usize,
     doorbell: super::ffi::Signal,
-    /// Kept in a box whose address the runtime's error callback is given.
-    errors: Box<Arc<ErrorSlot>>,
+    /// The runtime's error callback is given its address; it lives as long as the queue.
+    errors: Arc<ErrorSlot>,
     publish: Mutex<()>,
 }
 
@@ -82,8 +82,8 @@ unsafe impl Send for AqlQueue {}
 unsafe impl Sync for AqlQueue {}
 
 unsafe extern "C" fn on_queue_error(status: HsaStatus, _queue: *mut Queue, data: *mut c_void) {
-    // SAFETY: `data` is the `Arc<ErrorSlot>` boxed in the `AqlQueue`, which outlives the queue.
-    let slot = unsafe { &*(data as *const Arc<ErrorSlot>) };
+    // SAFETY: `data` is the `ErrorSlot` the `AqlQueue` holds, which outlives the queue.
+    let slot = unsafe { &*(data as *const ErrorSlot) };
     slot.record(Error::backend_failure(format!(
         "the GPU's packet processor stopped the queue: HSA status 0x{status:x}"
     )));
@@ -91,9 +91,11 @@ unsafe extern "C" fn on_queue_error(status: HsaStatus, _queue: *mut Queue, data:
 
 impl AqlQueue {
     pub fn create(hsa: Arc<Hsa>, agent: Agent, size: u32) -> Result<AqlQueue> {
-        let errors: Box<Arc<ErrorSlot>> = Box::default();
-        let data = &*errors as *const Arc<ErrorSlot> as *mut c_void;
-        let queue = hsa.queue_create(agent, size, on_queue_error, data)?;
+        let errors = Arc::new(ErrorSlot::default());
+        let data = Arc::as_ptr(&errors) as *mut c_void;
+        // SAFETY: `on_queue_error` reads `data` as the `ErrorSlot`, which `errors` keeps
+        // alive until Drop has destroyed the queue.
+        let queue = unsafe { hsa.queue_create(agent, size, on_queue_error, data) }?;
         // SAFETY: hsa_queue_create returned a valid queue.
         let (base, doorbell, size) = unsafe {
             (

@@ -127,7 +127,7 @@ impl AmdgpuStream {
             return Ok(());
         }
         if let Some(dep) = st.dependency() {
-            let signal = self.barrier(&[dep.clone()])?;
+            let signal = self.barrier(std::slice::from_ref(&dep))?;
             self.finish(st, signal, vec![Box::new(dep)], true);
         }
         Ok(())
@@ -454,7 +454,11 @@ impl Stream for AmdgpuStream {
     }
 
     fn is_idle(&self) -> bool {
-        self.state.lock().last.as_ref().is_none_or(|s| s.is_done())
+        self.state
+            .lock()
+            .last
+            .as_ref()
+            .map_or(true, |s| s.is_done())
     }
 }
 
