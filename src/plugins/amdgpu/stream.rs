@@ -83,9 +83,10 @@ impl AmdgpuStream {
         })
     }
 
-    /// The error that stopped this stream's queue or device, if one did.
+    /// The error that stopped this stream's device or queue, if one did (a memory
+    /// fault first: it says where and why, the queue's callback only that it stopped).
     fn async_error(&self) -> Option<Error> {
-        self.queue.error().or_else(|| self.device.faults.get())
+        self.device.faults.get().or_else(|| self.queue.error())
     }
 
     /// Waits for `signal`, checking for errors that mean it will never complete.
@@ -499,7 +500,7 @@ impl StreamEvent for AmdgpuEvent {
             if self.signal.wait(WAIT_SLICE_NS) {
                 return Ok(());
             }
-            if let Some(e) = self.queue.error().or_else(|| self.device.faults.get()) {
+            if let Some(e) = self.device.faults.get().or_else(|| self.queue.error()) {
                 return Err(e.context("an operation before the event failed"));
             }
         }
