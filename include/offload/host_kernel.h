@@ -117,7 +117,8 @@
  * or seq_cst ones).
  *
  * This header compiles as C99 and later, and as C++, without warnings under
- * -Wall -Wextra -pedantic, for the host and for NVPTX.
+ * -Wall -Wextra -pedantic, for the host, for NVPTX and for amdgcn (an AMD GPU: the same
+ * rules as NVPTX; how to build is at its half below).
  */
 #ifndef OFFLOAD_HOST_KERNEL_H
 #define OFFLOAD_HOST_KERNEL_H
