@@ -196,7 +196,7 @@ impl AmdgpuStream {
             dimensions: config.dimensions,
             num_groups: config.num_groups,
             group_size: config.group_size,
-            private_segment_size: object.private_size,
+            private_segment_size: private_segment(&object),
             group_segment_size: group_segment,
             kernel_object: object.kernel_object,
             kernarg_address: segment.address() as u64,
@@ -529,6 +529,27 @@ impl StreamEvent for AmdgpuEvent {
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
         self
     }
+}
+
+/// Scratch per work-item for a kernel whose stack the compiler could not bound
+/// (recursion, indirect calls) when `OFFLOAD_AMDGPU_STACK_SIZE` does not say (upstream's
+/// default too).
+pub const DEFAULT_STACK_SIZE: u32 = 1024;
+
+/// The private segment a dispatch asks for: the kernel's, or at least the stack size
+/// where its call stack is dynamic.
+fn private_segment(object: &super::kernel::KernelObject) -> u32 {
+    if !object.dynamic_callstack {
+        return object.private_size;
+    }
+    static STACK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let stack = *STACK.get_or_init(|| {
+        std::env::var("OFFLOAD_AMDGPU_STACK_SIZE")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_STACK_SIZE)
+    });
+    object.private_size.max(stack)
 }
 
 /// Milliseconds from tick `start` to tick `end` (negative when `end` came first).
