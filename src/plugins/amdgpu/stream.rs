@@ -159,6 +159,17 @@ impl AmdgpuStream {
             )));
         }
         kernel.check_args(args)?;
+        let limit = amd.metadata().max_flat_workgroup_size;
+        if limit > 0 && config.items_per_group() > limit {
+            // The device's limit was checked by the runtime; the kernel was compiled for
+            // at most this many (OpenCL's default is 256), and more would run wrongly.
+            return Err(Error::invalid_argument(format!(
+                "a work-group of {} work-items is more than kernel '{}' was compiled for: \
+                 at most {limit} (its max_flat_workgroup_size)",
+                config.items_per_group(),
+                kernel.name()
+            )));
+        }
         let dynamic_shared = u32::try_from(config.dyn_shared_memory).map_err(|_| {
             Error::out_of_resources(format!(
                 "{} bytes of dynamic shared memory is more than any GPU has",
