@@ -349,6 +349,27 @@ fn the_device_path_runs_against_a_mock_runtime() {
     );
     assert!(gpu.load_program(b"\x7fELF not really").is_err());
 
+    // A group larger than the kernel was compiled for is refused at once.
+    let too_big = LaunchConfig {
+        dimensions: 1,
+        num_groups: [1, 1, 1],
+        group_size: [512, 1, 1],
+        dyn_shared_memory: 0,
+        cooperative: false,
+    };
+    let launch = StreamOp::Launch {
+        kernel: kernel.clone(),
+        config: too_big,
+        args: KernelArgs::from_bytes(&[0; 28]),
+    };
+    let e = stream.enqueue("olLaunchKernel", launch, None).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert!(
+        e.details.contains("512") && e.details.contains("at most 256"),
+        "{}",
+        e.details
+    );
+
     if barrier_and_packet(&[], 0).is_ok() {
         with_packets(gpu, &mock, kernel, dev);
     } else {
