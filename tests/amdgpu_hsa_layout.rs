@@ -240,6 +240,14 @@ fn expectations() -> Vec<(&'static str, u64)> {
             "HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE",
             u(pool_info::ALLOC_MAX_SIZE),
         ),
+        (
+            "HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS",
+            u(AGENT_POOL_INFO_ACCESS),
+        ),
+        (
+            "HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED",
+            u(POOL_ACCESS_NEVER_ALLOWED),
+        ),
         ("HSA_AMD_SEGMENT_GLOBAL", u(SEGMENT_GLOBAL)),
         ("HSA_AMD_SEGMENT_GROUP", u(SEGMENT_GROUP)),
         (

@@ -36,6 +36,7 @@ typedef struct {
   void *data;
 } mq_t;
 
+static _Atomic long long bad_access;
 static _Atomic long long live_allocs, async_copies, bad_copies, barriers, dispatches, locks, fills,
     queues, signals_created;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,7 +49,7 @@ int mock_counter = 7;
 long long mock_get(const char *key) {
 #define K(x) if (!strcmp(key, #x)) return x;
   K(live_allocs) K(async_copies) K(bad_copies) K(barriers) K(dispatches) K(locks) K(fills)
-  K(queues) K(signals_created)
+  K(queues) K(signals_created) K(bad_access)
   return -1;
 }
 
@@ -156,9 +157,19 @@ st hsa_amd_memory_pool_free(void *p) {
   --live_allocs;
   return 0;
 }
+/* Only GPU 2 exists: it reaches its own pool 10 by default, the host pools once allowed;
+ * the CPU never reaches VRAM (as without a large BAR). */
+st hsa_amd_agent_memory_pool_get_info(H agent, H pool, uint32_t attr, void *v) {
+  if (attr != 0) return 0x1001;
+  *(uint32_t *)v = agent.handle == 2 ? (pool.handle == 10 ? 1 : 2) : (pool.handle == 10 ? 0 : 1);
+  return 0;
+}
 st hsa_amd_agents_allow_access(uint32_t n, const H *agents, const uint32_t *flags, const void *p) {
-  (void)agents; (void)p;
-  return n == 0 || flags != NULL ? 0x1001 : 0;
+  if (n == 0 || flags != NULL) return 0x1001;
+  for (uint32_t i = 0; i < n; ++i)
+    if (agents[i].handle != 2) { ++bad_access; return 0x1001; } /* e.g. the CPU for VRAM */
+  (void)p;
+  return 0;
 }
 
 typedef struct { char *dst; const char *src; size_t n; sig_t_ *deps[8]; uint32_t ndeps; sig_t_ *done; } copy_job;

@@ -172,10 +172,14 @@ impl Agents {
         })
     }
 
-    /// The CPU agent then every GPU: who is given access to each allocation.
-    pub fn everyone(&self) -> Vec<Agent> {
-        std::iter::once(self.cpu)
-            .chain(self.gpus.iter().copied())
+    /// The GPUs that can reach `gpu`'s device memory (`pool`), `gpu` left out: its
+    /// peers, given access to each of its allocations. (A GPU reaches its own memory
+    /// without asking; the CPU is not asked for: VRAM is not host-visible in general.)
+    pub fn peers_of(&self, hsa: &Hsa, gpu: Agent, pool: MemoryPool) -> Vec<Agent> {
+        self.gpus
+            .iter()
+            .copied()
+            .filter(|&other| other != gpu && hsa.can_reach(other, pool))
             .collect()
     }
 }

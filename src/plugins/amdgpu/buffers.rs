@@ -44,7 +44,7 @@ impl KernargCache {
     pub fn segment(
         self: &Arc<Self>,
         bytes: &[u8],
-        everyone: &[super::ffi::Agent],
+        gpus: &[super::ffi::Agent],
     ) -> Result<KernargSegment> {
         let class = kernarg_class(bytes.len());
         let reused = class.and_then(|(i, _)| self.classes[i].take());
@@ -53,7 +53,7 @@ impl KernargCache {
             None => {
                 let size = class.map_or(bytes.len(), |(_, b)| b);
                 let a = self.hsa.pool_allocate(self.pool, size)?;
-                if let Err(e) = self.hsa.allow_access(everyone, a) {
+                if let Err(e) = self.hsa.allow_access(gpus, a) {
                     let _ = self.hsa.pool_free(a);
                     return Err(e);
                 }
@@ -118,11 +118,11 @@ impl Staging {
         hsa: Arc<Hsa>,
         pool: MemoryPool,
         size: usize,
-        everyone: &[super::ffi::Agent],
+        gpus: &[super::ffi::Agent],
     ) -> Result<Staging> {
         let addr = hsa.pool_allocate(pool, size)?;
         let staging = Staging { hsa, addr, size };
-        staging.hsa.allow_access(everyone, addr)?;
+        staging.hsa.allow_access(gpus, addr)?;
         Ok(staging)
     }
 

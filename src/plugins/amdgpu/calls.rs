@@ -158,8 +158,26 @@ impl Hsa {
         self.check(s, "hsa_amd_memory_pool_free")
     }
 
+    /// Whether `agent` can ever reach `pool` (directly or once allowed).
+    pub fn can_reach(&self, agent: Agent, pool: MemoryPool) -> bool {
+        let mut access = POOL_ACCESS_NEVER_ALLOWED;
+        // SAFETY: ACCESS is a uint32_t-sized enum.
+        let s = unsafe {
+            (self.f.agent_memory_pool_get_info)(
+                agent,
+                pool,
+                AGENT_POOL_INFO_ACCESS,
+                &mut access as *mut u32 as *mut c_void,
+            )
+        };
+        s == STATUS_SUCCESS && access != POOL_ACCESS_NEVER_ALLOWED
+    }
+
     /// Lets every agent of `agents` reach the allocation at `addr`.
     pub fn allow_access(&self, agents: &[Agent], addr: usize) -> Result<()> {
+        if agents.is_empty() {
+            return Ok(());
+        }
         // SAFETY: the agents array is valid for the call; flags must be NULL.
         let s = unsafe {
             (self.f.agents_allow_access)(

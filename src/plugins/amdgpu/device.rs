@@ -24,8 +24,12 @@ pub struct DeviceShared {
     pub hsa: Arc<Hsa>,
     pub agent: Agent,
     pub cpu: Agent,
-    /// The CPU agent and every GPU: each allocation is made visible to all of them.
-    pub everyone: Vec<Agent>,
+    /// Every GPU: host memory (HOST, MANAGED, kernel arguments, staging) is made
+    /// visible to all of them (the CPU owns it already).
+    pub gpus: Vec<Agent>,
+    /// The other GPUs that can reach this one's device memory; each DEVICE allocation
+    /// is made visible to them, so copies between GPUs go directly.
+    pub peers: Vec<Agent>,
     pub facts: Arc<DeviceFacts>,
     pub coarse: Pool,
     pub host_pool: Pool,
@@ -67,7 +71,7 @@ impl DeviceShared {
     }
 
     pub fn staging(&self, size: usize) -> Result<Staging> {
-        Staging::new(self.hsa.clone(), self.host_pool.pool, size, &self.everyone)
+        Staging::new(self.hsa.clone(), self.host_pool.pool, size, &self.gpus)
     }
 
     pub fn label(&self) -> String {
@@ -104,7 +108,8 @@ impl AmdgpuDevice {
             signals: SignalPool::new(hsa.clone()),
             agent,
             cpu: agents.cpu,
-            everyone: agents.everyone(),
+            gpus: agents.gpus.clone(),
+            peers: agents.peers_of(&hsa, agent, coarse.pool),
             queue_size: ring_size(size, facts.queue_max_size),
             facts,
             coarse,
@@ -158,12 +163,13 @@ impl plugin::Device for AmdgpuDevice {
         self.shared.facts.info(key)
     }
 
-    /// DEVICE memory from the GPU's coarse-grained pool; HOST and MANAGED from the CPU
-    /// agent's fine-grained pool, which every GPU reaches coherently.
+    /// DEVICE memory from the GPU's coarse-grained pool, visible to its peers; HOST and
+    /// MANAGED from the CPU agent's fine-grained pool, which every GPU reaches
+    /// coherently.
     fn allocate(&self, size: usize, kind: AllocKind) -> Result<usize> {
-        let pool = match kind {
-            AllocKind::Device => self.shared.coarse,
-            AllocKind::Host | AllocKind::Managed => self.shared.host_pool,
+        let (pool, visible_to) = match kind {
+            AllocKind::Device => (self.shared.coarse, &self.shared.peers),
+            AllocKind::Host | AllocKind::Managed => (self.shared.host_pool, &self.shared.gpus),
         };
         let what = || {
             format!(
@@ -183,7 +189,7 @@ impl plugin::Device for AmdgpuDevice {
             .hsa()
             .pool_allocate(pool.pool, size)
             .map_err(|e| e.context(what()))?;
-        if let Err(e) = self.hsa().allow_access(&self.shared.everyone, addr) {
+        if let Err(e) = self.hsa().allow_access(visible_to, addr) {
             let _ = self.hsa().pool_free(addr);
             return Err(e.context(what()));
         }
@@ -212,9 +218,15 @@ impl plugin::Device for AmdgpuDevice {
             .map_err(|e| e.context("copying within the device"))
     }
 
-    /// Every allocation is visible to every GPU (`allow_access`), so the runtime copies
-    /// between them directly.
+    /// Device memory is visible to the peers that can reach it (`allow_access`), so
+    /// copies between them go directly; a GPU without peers leaves the copy to the
+    /// runtime, which stages it through host memory.
     fn copy_to_peer(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        if self.shared.peers.is_empty() {
+            return Err(plugin::unsupported(
+                "a copy to a GPU that cannot reach this one",
+            ));
+        }
         self.hsa()
             .copy(dst, src, size)
             .map_err(|e| e.context("copying to another GPU"))
@@ -232,8 +244,7 @@ impl plugin::Device for AmdgpuDevice {
     }
 
     fn lock_host_memory(&self, addr: usize, size: usize) -> Result<usize> {
-        let gpus: Vec<Agent> = self.shared.everyone[1..].to_vec();
-        self.hsa().lock(addr, size, &gpus)
+        self.hsa().lock(addr, size, &self.shared.gpus)
     }
 
     fn unlock_host_memory(&self, addr: usize) -> Result<()> {

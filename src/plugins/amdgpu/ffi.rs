@@ -148,6 +148,10 @@ pub mod pool_info {
     pub const ALLOC_MAX_SIZE: u32 = 16;
 }
 
+/// `hsa_amd_agent_memory_pool_info_t` and `hsa_amd_memory_pool_access_t`.
+pub const AGENT_POOL_INFO_ACCESS: u32 = 0;
+pub const POOL_ACCESS_NEVER_ALLOWED: u32 = 0;
+
 /// `hsa_amd_segment_t`.
 pub const SEGMENT_GLOBAL: u32 = 0;
 pub const SEGMENT_GROUP: u32 = 3;

@@ -75,6 +75,8 @@ hsa_functions! {
     memory_pool_allocate = "hsa_amd_memory_pool_allocate"
         fn(MemoryPool, usize, u32, *mut *mut c_void) -> HsaStatus;
     memory_pool_free = "hsa_amd_memory_pool_free" fn(*mut c_void) -> HsaStatus;
+    agent_memory_pool_get_info = "hsa_amd_agent_memory_pool_get_info"
+        fn(Agent, MemoryPool, u32, *mut c_void) -> HsaStatus;
     agents_allow_access = "hsa_amd_agents_allow_access"
         fn(u32, *const Agent, *const u32, *const c_void) -> HsaStatus;
     memory_async_copy = "hsa_amd_memory_async_copy"

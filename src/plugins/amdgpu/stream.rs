@@ -197,10 +197,7 @@ impl AmdgpuStream {
             dynamic_shared,
         };
         let bytes = build_kernarg(amd.metadata(), &args.bytes, &launch)?;
-        let segment = self
-            .device
-            .kernargs
-            .segment(&bytes, &self.device.everyone)?;
+        let segment = self.device.kernargs.segment(&bytes, &self.device.gpus)?;
         self.order_on_queue(st)?;
         let signal = self.device.signals.take()?;
         let packet = dispatch_packet(&DispatchParams {
