@@ -216,6 +216,16 @@ st hsa_amd_pointer_info(const void *p, pointer_info *info, void *alloc, uint32_t
   (void)alloc; (void)n; (void)acc;
   if (info->size < sizeof(pointer_info)) return 0x1001;
   info->type = (uint32_t)kind_of(p, 1);
+  info->host_base = info->agent_base = NULL;
+  info->bytes = 0;
+  pthread_mutex_lock(&table_lock);
+  for (int i = 0; i < 4096; ++i)
+    if (table[i].p != NULL && (const char *)p >= table[i].p && (const char *)p < table[i].p + table[i].n) {
+      info->host_base = info->agent_base = table[i].p;
+      info->bytes = table[i].n;
+      break;
+    }
+  pthread_mutex_unlock(&table_lock);
   return 0;
 }
 

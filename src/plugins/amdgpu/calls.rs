@@ -263,9 +263,10 @@ impl Hsa {
         self.check(s, "hsa_memory_copy")
     }
 
-    /// Whether the runtime knows `addr` (pool, locked or IPC memory): such host memory
-    /// can be copied asynchronously as it is; unknown memory is pageable.
-    pub fn is_known_memory(&self, addr: usize) -> bool {
+    /// Whether the runtime knows all of `addr..addr + size` (pool, locked or IPC
+    /// memory): such host memory can be copied asynchronously as it is; unknown memory
+    /// is pageable.
+    pub fn is_known_memory(&self, addr: usize, size: usize) -> bool {
         let mut info = PointerInfo {
             size: std::mem::size_of::<PointerInfo>() as u32,
             pointer_type: POINTER_TYPE_UNKNOWN,
@@ -287,7 +288,14 @@ impl Hsa {
                 std::ptr::null_mut(),
             )
         };
-        s == STATUS_SUCCESS && info.pointer_type != POINTER_TYPE_UNKNOWN
+        if s != STATUS_SUCCESS || info.pointer_type == POINTER_TYPE_UNKNOWN {
+            return false;
+        }
+        // Where the runtime says how far the block goes, the range must lie inside it.
+        let base = info.host_base_address as usize;
+        base == 0
+            || info.size_in_bytes == 0
+            || (addr >= base && addr.saturating_add(size) <= base + info.size_in_bytes)
     }
 
     pub fn signal_create(&self, initial: SignalValue) -> Result<Signal> {

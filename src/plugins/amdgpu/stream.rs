@@ -276,7 +276,7 @@ impl AmdgpuStream {
         let known = matches!(
             direction,
             CopyDirection::HostToDevice | CopyDirection::DeviceToHost
-        ) && d.hsa.is_known_memory(host_side);
+        ) && d.hsa.is_known_memory(host_side, size);
         let to_device = direction == CopyDirection::HostToDevice;
         match plan_copy(direction, known, size, d.lock_threshold) {
             CopyPlan::Direct => {
