@@ -8,7 +8,6 @@ use super::copy_plan::lock_threshold_from;
 use super::facts::DeviceFacts;
 use super::fault::{watch_device, ErrorSlot};
 use super::ffi::Agent;
-use super::host_step::HostSteps;
 use super::hsa::Hsa;
 use super::program::AmdgpuProgram;
 use super::queue::{queue_count, ring_size, AqlQueue, DEFAULT_QUEUES, DEFAULT_QUEUE_SIZE};
@@ -40,7 +39,6 @@ pub struct DeviceShared {
     queues: Vec<OnceLock<Arc<AqlQueue>>>,
     queue_size: u32,
     next_queue: AtomicUsize,
-    host_steps: OnceLock<std::result::Result<HostSteps, Error>>,
 }
 
 fn env_u32(name: &str) -> Option<u32> {
@@ -61,13 +59,6 @@ impl DeviceShared {
         )?);
         // Two threads may create one at once; the loser's queue is dropped.
         Ok(self.queues[i].get_or_init(|| q).clone())
-    }
-
-    pub fn host_steps(&self) -> Result<&HostSteps> {
-        self.host_steps
-            .get_or_init(|| HostSteps::start(&self.facts.label()))
-            .as_ref()
-            .map_err(Clone::clone)
     }
 
     pub fn staging(&self, size: usize) -> Result<Staging> {
@@ -122,7 +113,6 @@ impl AmdgpuDevice {
             ),
             queues: (0..count).map(|_| OnceLock::new()).collect(),
             next_queue: AtomicUsize::new(0),
-            host_steps: OnceLock::new(),
             hsa,
         };
         Ok(AmdgpuDevice {

@@ -1,9 +1,11 @@
-//! Host steps: work a stream runs on the host in order (host functions, the staging
-//! halves of copies, fills the runtime does synchronously). A step waits for its
-//! dependency through `hsa_amd_signal_async_handler`, whose handler only hands the step
-//! to the device's host-step thread: the runtime's handler thread never runs user code,
-//! so a slow host function does not delay other signals' handlers. The step's own
-//! signal completes after it ran, which the stream's next operations wait for.
+//! Host steps: work a stream runs on the host in order (host functions, waits on other
+//! backends' events, the staging halves of copies, fills the runtime does
+//! synchronously). A step waits for its dependency through
+//! `hsa_amd_signal_async_handler`, whose handler only hands the step to the stream's
+//! host-step thread: the runtime's handler thread never runs user code, so a slow host
+//! function delays neither other signals' handlers nor other streams. The step's own
+//! signal completes after it ran, which the stream's next operations wait for. The
+//! thread ends when its stream is gone and its last step has run.
 
 use super::hsa::Hsa;
 use super::signal::PooledSignal;
@@ -51,7 +53,7 @@ impl Job {
     }
 }
 
-/// The device's host-step thread.
+/// A stream's host-step thread.
 pub struct HostSteps {
     tx: Sender<Job>,
 }

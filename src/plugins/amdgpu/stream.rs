@@ -17,7 +17,7 @@
 use super::buffers::{Locked, Staging};
 use super::copy_plan::{plan_copy, CopyPlan};
 use super::device::{fill_repeated, fill_word, DeviceShared};
-use super::host_step::Job;
+use super::host_step::{HostSteps, Job};
 use super::kernarg::{build_kernarg, KernargLaunch};
 use super::kernel::AmdgpuKernel;
 use super::packet::{barrier_and_packet, dispatch_packet, DispatchParams};
@@ -30,7 +30,7 @@ use crate::runtime::error::{Error, Result};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// How long one wait for a signal lasts before errors are checked again.
 const WAIT_SLICE_NS: u64 = 20_000_000;
@@ -70,6 +70,9 @@ pub struct AmdgpuStream {
     queue: Arc<AqlQueue>,
     state: Mutex<State>,
     host_errors: Arc<Mutex<Option<Error>>>,
+    /// This stream's host-step thread, started by its first host step: a host function
+    /// that blocks (or a wait on another backend's event) holds up this stream only.
+    host_steps: OnceLock<std::result::Result<HostSteps, Error>>,
 }
 
 impl AmdgpuStream {
@@ -80,6 +83,7 @@ impl AmdgpuStream {
             queue,
             state: Mutex::new(State::default()),
             host_errors: Arc::default(),
+            host_steps: OnceLock::new(),
         })
     }
 
@@ -255,7 +259,12 @@ impl AmdgpuStream {
             errors: self.host_errors.clone(),
             after: st.dependency(),
         };
-        self.device.host_steps()?.schedule(&self.device.hsa, job)?;
+        let steps = self
+            .host_steps
+            .get_or_init(|| HostSteps::start(&self.device.label()))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        steps.schedule(&self.device.hsa, job)?;
         self.finish(st, done, Vec::new(), false);
         Ok(())
     }
