@@ -161,3 +161,32 @@ fn a_failing_hsa_init_is_traced_and_the_host_works() {
     let line = child_trace(None);
     assert!(line.contains("hsa_init failed"), "{line}");
 }
+
+/// A library of that name that is not a whole HSA runtime: the reason names what it
+/// lacks, and there are no devices.
+#[test]
+fn an_incomplete_runtime_is_a_reason() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("offload-hsa-stub-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("stub.c");
+    std::fs::write(&source, "unsigned hsa_init(void) { return 0; }\n").unwrap();
+    let library = dir.join("libhsa-runtime64.so.1");
+    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let built = Command::new(&compiler)
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&library)
+        .arg(&source)
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no C compiler to build the stub library");
+        return;
+    }
+    let plugin = AmdgpuPlugin::with_library(&library);
+    let why = plugin.open_devices().err().expect("no devices from a stub");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(why.contains("does not export hsa_status_string"), "{why}");
+    assert!(why.contains(&library.display().to_string()), "{why}");
+}
