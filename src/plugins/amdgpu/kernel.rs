@@ -22,7 +22,13 @@ pub struct KernelObject {
     pub dynamic_callstack: bool,
 }
 
+/// A kernel; cloning is cheap (the synchronous launch hands the stream its own handle).
+#[derive(Clone)]
 pub struct AmdgpuKernel {
+    facts: Arc<KernelFacts>,
+}
+
+struct KernelFacts {
     metadata: KernelMetadata,
     object: KernelObject,
     /// Where the explicit arguments end, per the metadata.
@@ -81,30 +87,32 @@ impl AmdgpuKernel {
         device: Arc<DeviceShared>,
     ) -> AmdgpuKernel {
         AmdgpuKernel {
-            explicit_size: explicit_size(&metadata),
-            metadata,
-            object,
-            _loaded: loaded,
-            device,
+            facts: Arc::new(KernelFacts {
+                explicit_size: explicit_size(&metadata),
+                metadata,
+                object,
+                _loaded: loaded,
+                device,
+            }),
         }
     }
 
     pub fn metadata(&self) -> &KernelMetadata {
-        &self.metadata
+        &self.facts.metadata
     }
 
     pub fn object(&self) -> &KernelObject {
-        &self.object
+        &self.facts.object
     }
 
     pub fn device(&self) -> &Arc<DeviceShared> {
-        &self.device
+        &self.facts.device
     }
 }
 
 impl Kernel for AmdgpuKernel {
     fn name(&self) -> &str {
-        &self.metadata.name
+        &self.facts.metadata.name
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -112,22 +120,22 @@ impl Kernel for AmdgpuKernel {
     }
 
     fn check_args(&self, args: &KernelArgs) -> Result<()> {
-        if args_fit(args.len(), self.explicit_size) {
+        if args_fit(args.len(), self.facts.explicit_size) {
             return Ok(());
         }
         Err(Error::invalid_argument(format!(
             "kernel '{}' takes {} bytes of arguments (per its metadata: {} explicit \
              argument(s)); the launch gave {} bytes",
-            self.metadata.name,
-            self.explicit_size,
-            self.metadata.explicit_args().count(),
+            self.facts.metadata.name,
+            self.facts.explicit_size,
+            self.facts.metadata.explicit_args().count(),
             args.len()
         )))
     }
 
     fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
-        let stream = AmdgpuStream::new(self.device.clone())?;
-        let kernel: Arc<dyn Kernel> = Arc::new(self.shallow());
+        let stream = AmdgpuStream::new(self.facts.device.clone())?;
+        let kernel: Arc<dyn Kernel> = Arc::new(self.clone());
         stream.enqueue(
             "olLaunchKernel",
             StreamOp::Launch {
@@ -141,11 +149,12 @@ impl Kernel for AmdgpuKernel {
     }
 
     fn optimal_group_size(&self, shared_memory_per_item: usize) -> Result<usize> {
-        let f = &self.device.facts;
+        let f = &self.facts.device.facts;
         Ok(optimal_group_size(
-            self.metadata.max_flat_workgroup_size,
+            self.facts.metadata.max_flat_workgroup_size,
             f.workgroup_max_size,
-            f.lds_size.saturating_sub(u64::from(self.object.group_size)),
+            f.lds_size
+                .saturating_sub(u64::from(self.facts.object.group_size)),
             shared_memory_per_item,
             f.wavefront_size,
         ))
@@ -156,20 +165,6 @@ impl Kernel for AmdgpuKernel {
             "cooperative launches are not supported by the AMDGPU backend yet (they need a \
              cooperative HSA queue)",
         ))
-    }
-}
-
-impl AmdgpuKernel {
-    /// A second handle to the same kernel (the synchronous launch gives the stream an
-    /// owned kernel; the executable stays loaded through the shared `Loaded`).
-    fn shallow(&self) -> AmdgpuKernel {
-        AmdgpuKernel {
-            metadata: self.metadata.clone(),
-            object: self.object,
-            explicit_size: self.explicit_size,
-            _loaded: self._loaded.clone(),
-            device: self.device.clone(),
-        }
     }
 }
 
