@@ -2,8 +2,10 @@
  * on, reading a program file, loading it, looking up symbols, launch shapes, memory that
  * kernels and the host both touch, a gate that holds a queue, and a monotonic clock. The
  * host programs are built by CMakeLists.txt and their paths are given to each test on
- * its command line; on a GPU the test loads the PTX built from the same kernel source
- * (c-tests/kernels/ptx/, by scripts/make-gpu-test-kernels.sh) instead. */
+ * its command line; on a CUDA GPU the test loads the PTX built from the same kernel
+ * source (c-tests/kernels/ptx/, by scripts/make-gpu-test-kernels.sh) instead, on an AMD
+ * GPU the code objects CMakeLists.txt builds from it with clang-19 (one OffloadBinary
+ * per program, an image per gfx target). */
 #ifndef OFFLOAD_KERNEL_TEST_H
 #define OFFLOAD_KERNEL_TEST_H
 
@@ -54,57 +56,88 @@ static inline bool device_is_cuda(ol_device_handle_t device) {
   return device_backend(device) == OL_PLATFORM_BACKEND_CUDA;
 }
 
+/* Whether `device` belongs to the AMDGPU platform, whose programs are code objects. */
+static inline bool device_is_amdgpu(ol_device_handle_t device) {
+  return device_backend(device) == OL_PLATFORM_BACKEND_AMDGPU;
+}
+
+/* Where CMakeLists.txt puts the test kernels built for AMD GPUs ("" where clang-19 or
+ * ld.lld-19 was missing: the _amdgpu tests then skip, saying so). */
+#ifndef OFFLOAD_TEST_AMDGPU_DIR
+#define OFFLOAD_TEST_AMDGPU_DIR ""
+#endif
+
 /* The device a kernel test runs on, from the environment variable OFFLOAD_TEST_DEVICE:
  * unset, empty or "host": the host device; "gpu" or "gpu:N": the N-th (from 0) GPU of
- * the CUDA platform (the test kernels' GPU build is PTX); "remote": the first remote
- * device (MPI). Where that device is missing, the test prints why and exits 77, which
- * ctest shows as skipped. Call after olInit. */
+ * the CUDA platform (the test kernels' GPU build is PTX); "amdgpu" or "amdgpu:N": the
+ * N-th GPU of the AMDGPU platform; "remote": the first remote device (MPI). Where that
+ * device is missing, the test prints why and exits 77, which ctest shows as skipped.
+ * Call after olInit. */
 static inline ol_device_handle_t test_device(void) {
   const char *want = getenv("OFFLOAD_TEST_DEVICE");
   if (want == NULL || want[0] == '\0' || strcmp(want, "host") == 0)
     return host_device();
   if (strcmp(want, "remote") == 0)
     return remote_test_device();
-  size_t index = 0;
-  if (strncmp(want, "gpu:", 4) == 0 && want[4] >= '0' && want[4] <= '9') {
+  const bool amd = strncmp(want, "amdgpu", 6) == 0;
+  const char *kind = amd ? want + 6 : strncmp(want, "gpu", 3) == 0 ? want + 3 : NULL;
+  size_t index = SIZE_MAX;
+  if (kind != NULL && kind[0] == '\0') {
+    index = 0;
+  } else if (kind != NULL && kind[0] == ':' && kind[1] >= '0' && kind[1] <= '9') {
     char *end = NULL;
-    index = (size_t)strtoul(want + 4, &end, 10);
+    index = (size_t)strtoul(kind + 1, &end, 10);
     if (*end != '\0')
       index = SIZE_MAX;
-  } else if (strcmp(want, "gpu") != 0) {
-    index = SIZE_MAX;
   }
   if (index == SIZE_MAX) {
-    fprintf(stderr, "OFFLOAD_TEST_DEVICE=%s: want host, gpu, gpu:N or remote\n", want);
+    fprintf(stderr,
+            "OFFLOAD_TEST_DEVICE=%s: want host, gpu, gpu:N, amdgpu, amdgpu:N or remote\n", want);
     exit(1);
   }
+  const ol_platform_backend_t backend = amd ? OL_PLATFORM_BACKEND_AMDGPU : OL_PLATFORM_BACKEND_CUDA;
+  const char *platform = amd ? "AMDGPU" : "CUDA";
   device_list_t list = all_devices();
   size_t seen = 0;
   for (size_t i = 0; i < list.count; ++i)
-    if (device_type(list.devices[i]) == OL_DEVICE_TYPE_GPU && device_is_cuda(list.devices[i]) &&
-        seen++ == index)
+    if (device_type(list.devices[i]) == OL_DEVICE_TYPE_GPU &&
+        device_backend(list.devices[i]) == backend && seen++ == index)
       return list.devices[i];
-  printf("skipped: no GPU device %zu (this machine has %zu CUDA GPU%s)\n", index, seen,
-         seen == 1 ? "" : "s");
+  printf("skipped: no %s device %zu (this machine has %zu %s GPU%s)\n", platform, index, seen,
+         platform, seen == 1 ? "" : "s");
   exit(TEST_SKIP_CODE);
 }
 
 /* The image to load on `device` for the host program at `path`: `path` itself, or on a
  * CUDA device the PTX built from the same kernel source and defines, named as the host
  * program without its folder and extension ("<...>/host_abi_variant1.so" gives
- * OFFLOAD_TEST_PTX_DIR "/host_abi_variant1.ptx"). The answer lives until the next call
+ * OFFLOAD_TEST_PTX_DIR "/host_abi_variant1.ptx"); on an AMD GPU the OffloadBinary of
+ * code objects built from it (OFFLOAD_TEST_AMDGPU_DIR "/host_abi_variant1.amdgpu"), or,
+ * where there is none, the test skips saying why. The answer lives until the next call
  * (the tests load their programs from one thread). */
 static inline const char *image_path(ol_device_handle_t device, const char *path) {
-  static char ptx[4096];
-  if (!device_is_cuda(device))
+  static char image[4096];
+  const bool amd = device_is_amdgpu(device);
+  if (!device_is_cuda(device) && !amd)
     return path;
   const char *base = strrchr(path, '/');
   base = base == NULL ? path : base + 1;
   const char *dot = strrchr(base, '.');
   const int stem = (int)(dot == NULL ? strlen(base) : (size_t)(dot - base));
-  const int written = snprintf(ptx, sizeof ptx, "%s/%.*s.ptx", OFFLOAD_TEST_PTX_DIR, stem, base);
-  REQUIRE(written > 0 && (size_t)written < sizeof ptx);
-  return ptx;
+  const int written =
+      amd ? snprintf(image, sizeof image, "%s/%.*s.amdgpu", OFFLOAD_TEST_AMDGPU_DIR, stem, base)
+          : snprintf(image, sizeof image, "%s/%.*s.ptx", OFFLOAD_TEST_PTX_DIR, stem, base);
+  REQUIRE(written > 0 && (size_t)written < sizeof image);
+  FILE *readable = amd && OFFLOAD_TEST_AMDGPU_DIR[0] != '\0' ? fopen(image, "rb") : NULL;
+  if (readable != NULL)
+    fclose(readable);
+  else if (amd) {
+    printf("skipped: no AMDGPU build of the test kernels (%s; c-tests builds them with "
+           "clang-19, ld.lld-19 and clang-offload-packager-19)\n",
+           image);
+    exit(TEST_SKIP_CODE);
+  }
+  return image;
 }
 
 /* Reads the image of the host program at `path` for `device` (see image_path). */

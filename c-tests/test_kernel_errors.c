@@ -306,37 +306,46 @@ static void bad_launches(const char *path) {
   g.DynSharedMemory = SIZE_MAX;
   CHECK_ERR(OUT_OF_RESOURCES, olLaunchKernel(queue, device, reduce, &rargs, sizeof rargs, &g));
 
-  /* Cooperative launches: at most olGetKernelMaxCooperativeGroupCount groups. */
+  /* Cooperative launches: at most olGetKernelMaxCooperativeGroupCount groups. (The AMDGPU
+   * backend has no cooperative launches yet: it answers UNSUPPORTED, and this part is
+   * skipped there, saying so.) */
   uint32_t max_coop = 0;
-  g = grid_1d(1, 1);
-  CHECK_OK(olGetKernelMaxCooperativeGroupCount(device, all_resident, &g, &max_coop));
-  printf("max cooperative groups: %u\n", max_coop);
-  CHECK(max_coop >= 1);
+  int *seen = NULL;
   bool yes = true;
-  ol_kernel_launch_prop_t coop[2] = {{OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE, &yes},
-                                     OL_KERNEL_LAUNCH_PROP_END};
-  int *seen = shared_alloc(device, ((size_t)max_coop + 2) * sizeof *seen);
-  memset(seen, 0, ((size_t)max_coop + 2) * sizeof *seen);
-  const struct all_resident_args cargs = {seen};
-  g = grid_1d(max_coop, 1);
-  CHECK_OK(olLaunchKernelWithProperties(queue, device, all_resident, &cargs, sizeof cargs, &g,
-                                        coop));
-  CHECK_OK(olSyncQueue(queue));
-  CHECK_EQ(seen[0], max_coop);
-  for (uint32_t i = 0; i < max_coop; ++i)
-    CHECK_EQ(seen[1 + i], 1);
-  g = grid_1d(max_coop + 1, 1);
-  seen[0] = 0;
-  CHECK_DETAILS(INVALID_ARGUMENT, "cooperative",
-                olLaunchKernelWithProperties(NULL, device, all_resident, &cargs, sizeof cargs,
-                                             &g, coop));
-  CHECK_EQ(seen[0], 0);
-  /* On a queue too: refused when enqueued, not when it runs. */
-  CHECK_DETAILS(INVALID_ARGUMENT, "cooperative",
-                olLaunchKernelWithProperties(queue, device, all_resident, &cargs, sizeof cargs,
-                                             &g, coop));
-  CHECK_OK(olSyncQueue(queue));
-  CHECK_EQ(seen[0], 0);
+  g = grid_1d(1, 1);
+  const ol_result_t coop_count =
+      olGetKernelMaxCooperativeGroupCount(device, all_resident, &g, &max_coop);
+  if (device_is_amdgpu(device) && coop_count != NULL && coop_count->Code == OL_ERRC_UNSUPPORTED) {
+    printf("cooperative launches skipped: %s\n", coop_count->Details);
+  } else {
+    CHECK_OK(coop_count);
+    printf("max cooperative groups: %u\n", max_coop);
+    CHECK(max_coop >= 1);
+    ol_kernel_launch_prop_t coop[2] = {{OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE, &yes},
+                                       OL_KERNEL_LAUNCH_PROP_END};
+    seen = shared_alloc(device, ((size_t)max_coop + 2) * sizeof *seen);
+    memset(seen, 0, ((size_t)max_coop + 2) * sizeof *seen);
+    const struct all_resident_args cargs = {seen};
+    g = grid_1d(max_coop, 1);
+    CHECK_OK(olLaunchKernelWithProperties(queue, device, all_resident, &cargs, sizeof cargs, &g,
+                                          coop));
+    CHECK_OK(olSyncQueue(queue));
+    CHECK_EQ(seen[0], max_coop);
+    for (uint32_t i = 0; i < max_coop; ++i)
+      CHECK_EQ(seen[1 + i], 1);
+    g = grid_1d(max_coop + 1, 1);
+    seen[0] = 0;
+    CHECK_DETAILS(INVALID_ARGUMENT, "cooperative",
+                  olLaunchKernelWithProperties(NULL, device, all_resident, &cargs, sizeof cargs,
+                                               &g, coop));
+    CHECK_EQ(seen[0], 0);
+    /* On a queue too: refused when enqueued, not when it runs. */
+    CHECK_DETAILS(INVALID_ARGUMENT, "cooperative",
+                  olLaunchKernelWithProperties(queue, device, all_resident, &cargs, sizeof cargs,
+                                               &g, coop));
+    CHECK_OK(olSyncQueue(queue));
+    CHECK_EQ(seen[0], 0);
+  }
   /* Unknown property types. */
   ol_kernel_launch_prop_t odd[2] = {{7, &yes}, OL_KERNEL_LAUNCH_PROP_END};
   CHECK_ERR(INVALID_ENUMERATION,
@@ -354,7 +363,8 @@ static void bad_launches(const char *path) {
   CHECK_OK(olLaunchKernelWithProperties(queue, device, saxpy, args, sizeof *args, &grid, NULL));
   CHECK_OK(olSyncQueue(queue));
   CHECK(y[63] == 5.0f * 63.0f);
-  CHECK_OK(olMemFree(seen));
+  if (seen != NULL)
+    CHECK_OK(olMemFree(seen));
   CHECK_OK(olMemFree(in));
   CHECK_OK(olMemFree(partial));
   CHECK_OK(olMemFree(x));

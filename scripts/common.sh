@@ -59,6 +59,10 @@ ensure_build_tools() {
   # for the mpi crate's bindings.
   ensure_packages mpirun:openmpi-bin
   ensure_libraries libopenmpi-dev libclang-19-dev
+  # AMD GPUs: libhsa-runtime-dev, the HSA headers the AMDGPU backend's declarations are
+  # checked against (tests/amdgpu_hsa_layout.rs), and the runtime itself
+  # (libhsa-runtime64-1), whose failing hsa_init on a machine without /dev/kfd is tested.
+  ensure_libraries libhsa-runtime-dev
   export LIBCLANG_PATH="${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}"
   if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo is missing: install Rust (https://rustup.rs), then run this again" >&2

@@ -6,6 +6,9 @@ ensure_build_tools
 # clang-19 and clang-22 (and what they need): the OpenMP tests (c-tests/omp) build their
 # programs with both and compare our libomptarget.so.19.1 and .22.1 with LLVM's.
 ensure_omp_tools
+# ld.lld-19 and clang-offload-packager-19: c-tests builds the kernels for AMD GPUs (their
+# _amdgpu tests run where there is one, and skip elsewhere).
+ensure_packages ld.lld-19:lld-19 clang-offload-packager-19:clang-tools-19
 cd "$ROOT"
 
 log "cargo fmt --check"
@@ -17,6 +20,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 log "cargo test --workspace"
 # The header comparison with LLVM's must run, not skip: the package is installed above.
 export OFFLOAD_REQUIRE_LLVM=1
+# ... and so must the HSA layout test (libhsa-runtime-dev is installed above).
+export OFFLOAD_REQUIRE_HSA_HEADERS=1
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 cargo test --workspace 2>&1 | tee "$results"

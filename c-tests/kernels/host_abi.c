@@ -2,7 +2,7 @@
  * argument structs are in host_abi.h. Written in the header's portable dialect, so the
  * same source also builds to PTX for a CUDA device (scripts/make-gpu-test-kernels.sh):
  * work-item code inside OL_HOST_FOR_EACH_ITEM, group-level side effects inside
- * OL_ONCE_PER_GROUP. What is host-only by nature is in #ifndef __NVPTX__ (raw_echo,
+ * OL_ONCE_PER_GROUP. What is host-only by nature is in #ifndef OL_HOST_GPU (raw_echo,
  * llvm_add). */
 #include <offload/host_kernel.h>
 
@@ -70,7 +70,7 @@ OL_HOST_KERNEL(scalars, struct scalars_args) {
   }
 }
 
-#ifndef __NVPTX__
+#ifndef OL_HOST_GPU
 /* Takes a buffer of any size that starts with a pointer `out`, and reads it with
  * OL_HOST_ARG_AT: out[0] = the buffer's size, out[1] = its last byte (at any offset).
  * Host-only: a GPU kernel's parameters are a fixed list. */
@@ -109,7 +109,7 @@ OL_HOST_KERNEL(all_resident, struct all_resident_args) {
   }
 }
 
-#ifndef __NVPTX__
+#ifndef OL_HOST_GPU
 /* A plain function without a marker: an LLVM-convention kernel (called once). Host-only:
  * that convention is the host plugin's. */
 void llvm_add(void *a, void *b) {

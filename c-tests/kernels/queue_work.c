@@ -3,7 +3,7 @@
  * source also builds to PTX for a CUDA device (scripts/make-gpu-test-kernels.sh). */
 #include <offload/host_kernel.h>
 
-#ifndef __NVPTX__
+#ifndef OL_HOST_GPU
 #include <time.h> /* nanosleep; a GPU has no C library */
 #endif
 
@@ -29,18 +29,24 @@ OL_HOST_KERNEL(append, struct append_args) {
 }
 
 /* Sleeps the given milliseconds (one group should be launched). On a GPU, where there is
- * no sleep, the group's first item spins on the nanosecond %globaltimer. */
+ * no sleep, the group's first item spins on a clock (%globaltimer, the AMD steady counter). */
 OL_HOST_KERNEL(nap, struct nap_args) {
   OL_ONCE_PER_GROUP(ctx) {
     const unsigned ms = args->ms;
-#ifndef __NVPTX__
+#ifndef OL_HOST_GPU
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {
     }
-#else
+#elif defined(__NVPTX__)
     const unsigned long long end =
         (unsigned long long)__nvvm_read_ptx_sreg_globaltimer() + ms * 1000000ull;
     while ((unsigned long long)__nvvm_read_ptx_sreg_globaltimer() < end) {
+    }
+#else
+    /* AMD GPUs' steady counter runs at 100 MHz (the "realtime" clock). */
+    const unsigned long long end =
+        (unsigned long long)__builtin_readsteadycounter() + ms * 100000ull;
+    while ((unsigned long long)__builtin_readsteadycounter() < end) {
     }
 #endif
   }

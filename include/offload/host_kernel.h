@@ -117,7 +117,8 @@
  * or seq_cst ones).
  *
  * This header compiles as C99 and later, and as C++, without warnings under
- * -Wall -Wextra -pedantic, for the host and for NVPTX.
+ * -Wall -Wextra -pedantic, for the host, for NVPTX and for amdgcn (an AMD GPU: the same
+ * rules as NVPTX; how to build is at its half below).
  */
 #ifndef OFFLOAD_HOST_KERNEL_H
 #define OFFLOAD_HOST_KERNEL_H
@@ -188,7 +189,7 @@ typedef void (*ol_host_kernel_fn_t)(const ol_host_kernel_context_t *ctx,
 #define OL_HOST_EXTERN_C
 #endif
 
-#if !defined(__NVPTX__)
+#if !defined(__NVPTX__) && !defined(__AMDGPU__)
 /* ---- The host device: kernels of ABI version 2 (see the top of this file). ---- */
 
 /**
@@ -290,8 +291,11 @@ typedef void (*ol_host_kernel_fn_t)(const ol_host_kernel_context_t *ctx,
  */
 #define OL_ONCE_PER_GROUP(ctx) if ((void)(ctx), 1)
 
-#else /* __NVPTX__ */
+#elif defined(__NVPTX__)
 /* ---- A CUDA device: the same macros, for clang's NVPTX target (see the top). ---- */
+
+/** Defined on a GPU, for kernel files to keep host-only kernels out: #ifndef OL_HOST_GPU. */
+#define OL_HOST_GPU 1
 
 #ifdef __cplusplus
 extern "C" {
@@ -395,7 +399,127 @@ parameter struct (use OL_HOST_KERNEL, or keep this kernel in #ifndef __NVPTX__)\
   if ((void)(ctx), (__nvvm_read_ptx_sreg_tid_x() | __nvvm_read_ptx_sreg_tid_y() |    \
                     __nvvm_read_ptx_sreg_tid_z()) == 0)
 
-#endif /* __NVPTX__ */
+
+#else /* __AMDGPU__ */
+/* ---- An AMD GPU: the same macros, for clang's amdgcn-amd-amdhsa target. ----
+ *
+ *     clang --target=amdgcn-amd-amdhsa -mcpu=gfx90a -O2 -ffreestanding -nogpulib
+ *           -I<prefix>/include -c my_kernels.c -o my_kernels.o
+ *     ld.lld -shared my_kernels.o -o my_kernels.hsaco
+ *
+ * As for NVPTX: the kernel takes the argument struct by value (it is the kernarg
+ * segment's first bytes, laid out as the C struct); ctx comes from the AQL dispatch
+ * packet the kernel was launched by (group and grid sizes, dimensions) and from the
+ * work-group id registers; the dynamic shared memory is the LDS past the kernel's static
+ * LDS (`__ol_dyn_shared`), its size the packet's group segment size less the static one. */
+
+#define OL_HOST_GPU 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern __attribute__((address_space(3), aligned(64))) unsigned char __ol_dyn_shared[];
+#ifdef __cplusplus
+}
+#endif
+
+/* The first fields of hsa_kernel_dispatch_packet_t, as the packet processor wrote them. */
+typedef struct ol_host_amdgpu_packet_t {
+  uint16_t header;
+  uint16_t setup;
+  uint16_t workgroup_size[3];
+  uint16_t reserved0;
+  uint32_t grid_size[3];
+  uint32_t private_segment_size;
+  uint32_t group_segment_size;
+} ol_host_amdgpu_packet_t;
+
+static __inline__ __attribute__((always_inline, unused)) ol_host_kernel_context_t
+ol_host_gpu_context(void) {
+  ol_host_kernel_context_t ctx;
+  const ol_host_amdgpu_packet_t *packet =
+      (const ol_host_amdgpu_packet_t *)__builtin_amdgcn_dispatch_ptr();
+  uint32_t d, dynamic;
+  ctx.group_id[0] = (uint32_t)__builtin_amdgcn_workgroup_id_x();
+  ctx.group_id[1] = (uint32_t)__builtin_amdgcn_workgroup_id_y();
+  ctx.group_id[2] = (uint32_t)__builtin_amdgcn_workgroup_id_z();
+  for (d = 0; d < 3u; ++d) {
+    ctx.group_size[d] = packet->workgroup_size[d];
+    /* HSA's grid counts work-items; a launch's grid is whole groups. */
+    ctx.num_groups[d] = packet->grid_size[d] / (ctx.group_size[d] ? ctx.group_size[d] : 1u);
+  }
+  ctx.dimensions = (uint32_t)(packet->setup & 3u);
+  dynamic = packet->group_segment_size - (uint32_t)__builtin_amdgcn_groupstaticsize();
+  ctx.dyn_shared_size = dynamic;
+  ctx.dyn_shared = dynamic != 0u ? (void *)__ol_dyn_shared : NULL;
+  return ctx;
+}
+
+#ifdef __cplusplus
+#define OL_HOST_KERNEL_MARKER(name, args_size)                                      \
+  extern "C" const ol_host_kernel_marker_t __ol_host_kernel_v2_##name
+#else
+#define OL_HOST_KERNEL_MARKER(name, args_size)                                      \
+  extern const ol_host_kernel_marker_t __ol_host_kernel_v2_##name
+#endif
+
+#define OL_HOST_KERNEL(name, args_type)                                             \
+  static __inline__ __attribute__((always_inline)) void ol_host_body_##name(         \
+      const ol_host_kernel_context_t *ctx, const args_type *args);                   \
+  OL_HOST_EXTERN_C __attribute__((amdgpu_kernel)) OL_HOST_EXPORT void name(          \
+      args_type ol_host_args_value) {                                                \
+    const ol_host_kernel_context_t ol_host_ctx = ol_host_gpu_context();              \
+    ol_host_body_##name(&ol_host_ctx, &ol_host_args_value);                          \
+  }                                                                                  \
+  static void ol_host_body_##name(                                                   \
+      const ol_host_kernel_context_t *ctx OL_HOST_MAYBE_UNUSED,                      \
+      const args_type *args OL_HOST_MAYBE_UNUSED)
+
+#define OL_HOST_KERNEL_NO_ARGS(name)                                                \
+  static __inline__ __attribute__((always_inline)) void ol_host_body_##name(         \
+      const ol_host_kernel_context_t *ctx, const void *args, size_t args_size);      \
+  OL_HOST_EXTERN_C __attribute__((amdgpu_kernel)) OL_HOST_EXPORT void name(void) {   \
+    const ol_host_kernel_context_t ol_host_ctx = ol_host_gpu_context();              \
+    ol_host_body_##name(&ol_host_ctx, NULL, 0);                                      \
+  }                                                                                  \
+  static void ol_host_body_##name(                                                   \
+      const ol_host_kernel_context_t *ctx OL_HOST_MAYBE_UNUSED,                      \
+      const void *args OL_HOST_MAYBE_UNUSED,                                         \
+      size_t args_size OL_HOST_MAYBE_UNUSED)
+
+#define OL_HOST_KERNEL_RAW(name)                                                    \
+  _Pragma("GCC error \"OL_HOST_KERNEL_RAW is host-only: a GPU kernel takes a fixed   \
+parameter struct (use OL_HOST_KERNEL, or keep this kernel in #ifndef OL_HOST_GPU)\"")  \
+  static OL_HOST_MAYBE_UNUSED void ol_host_raw_##name(                               \
+      const ol_host_kernel_context_t *ctx OL_HOST_MAYBE_UNUSED,                      \
+      const void *args OL_HOST_MAYBE_UNUSED,                                         \
+      size_t args_size OL_HOST_MAYBE_UNUSED)
+
+#define OL_HOST_FOR_EACH_ITEM(ctx, lx, ly, lz)                                      \
+  for (uint32_t lz = (uint32_t)__builtin_amdgcn_workitem_id_z(),                     \
+                ly = (uint32_t)__builtin_amdgcn_workitem_id_y(),                     \
+                lx = (uint32_t)__builtin_amdgcn_workitem_id_x(),                     \
+                ol_host_item_once = ((void)(ctx), 1u);                               \
+       ol_host_item_once != 0u && ((void)lx, (void)ly, (void)lz, 1);                 \
+       ol_host_item_once = 0u)
+
+#define OL_HOST_FOR_EACH_INDEX(ctx, i, n)                                           \
+  for (size_t i = OL_HOST_GLOBAL_ID(ctx, 0, __builtin_amdgcn_workitem_id_x()),       \
+              ol_host_index_once = (__builtin_amdgcn_workitem_id_y() |               \
+                                    __builtin_amdgcn_workitem_id_z()) == 0 &&        \
+                                   i < (size_t)(n);                                  \
+       ol_host_index_once != 0u; ol_host_index_once = 0u)
+
+/* What the group's items wrote is visible to all of them after it. */
+#define OL_GROUP_BARRIER(ctx)                                                       \
+  ((void)(ctx), __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup"),               \
+   __builtin_amdgcn_s_barrier(), __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup"))
+
+#define OL_ONCE_PER_GROUP(ctx)                                                      \
+  if ((void)(ctx), (__builtin_amdgcn_workitem_id_x() | __builtin_amdgcn_workitem_id_y() | \
+                    __builtin_amdgcn_workitem_id_z()) == 0)
+
+#endif /* __NVPTX__, __AMDGPU__ */
 
 /** The value of type `type` at byte `offset` of a raw argument buffer. */
 #define OL_HOST_ARG_AT(args, offset, type)                                          \

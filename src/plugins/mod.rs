@@ -13,6 +13,7 @@ pub fn available() -> Vec<Box<dyn Plugin>> {
     vec![
         Box::new(host::HostPlugin),
         Box::new(cuda::CudaPlugin::new()),
+        Box::new(amdgpu::AmdgpuPlugin::new()),
         Box::new(remote::plugin::RemotePlugin),
     ]
 }

@@ -1,0 +1,589 @@
+//! AMDGPU streams and events behind the plugin interface.
+//!
+//! A stream takes one of the device's AQL queues (shared round-robin) and keeps, under
+//! its own lock only, the signal of its last operation. Every operation gets a pooled
+//! completion signal and waits for the one before it: packets on the stream's queue by
+//! the barrier bit (a barrier-AND packet first when the previous operation ran
+//! elsewhere: a copy engine or a host step), copies by their dependency signals, host
+//! steps by an async signal handler. What an operation holds (kernarg segment, staging
+//! buffer, locked memory, the kernel, a waited event's signal) is dropped once its signal
+//! is done: that is the completion action. An event is a barrier-AND marker packet whose
+//! signal carries the packet processor's timestamps.
+//!
+//! Errors a GPU reports asynchronously (a failed packet, a memory fault) reach the
+//! queue's or device's `ErrorSlot`; waits check them, so they come out of the next
+//! synchronize with their reason instead of hanging or exiting.
+
+use super::buffers::{Locked, Staging};
+use super::copy_plan::{plan_copy, CopyPlan};
+use super::device::{fill_repeated, fill_word, DeviceShared};
+use super::host_step::{HostSteps, Job};
+use super::kernarg::{build_kernarg, KernargLaunch};
+use super::kernel::AmdgpuKernel;
+use super::packet::{barrier_and_packet, dispatch_packet, DispatchParams};
+use super::queue::AqlQueue;
+use super::signal::PooledSignal;
+use crate::plugin::{
+    CopyDirection, Guard, HostWork, Kernel, KernelArgs, LaunchConfig, Stream, StreamEvent, StreamOp,
+};
+use crate::runtime::error::{Error, Result};
+use parking_lot::Mutex;
+use std::any::Any;
+use std::collections::VecDeque;
+use std::sync::{Arc, OnceLock};
+
+/// How long one wait for a signal lasts before errors are checked again.
+const WAIT_SLICE_NS: u64 = 20_000_000;
+/// A barrier-AND packet waits for at most five signals.
+const MAX_DEPS: usize = 5;
+
+type Held = Box<dyn Any + Send>;
+
+#[derive(Default)]
+struct State {
+    /// The signal of the last operation, and whether it ran on the stream's queue (then
+    /// the next packet's barrier bit orders it; otherwise a barrier packet must wait).
+    last: Option<Arc<PooledSignal>>,
+    last_on_queue: bool,
+    /// Operations not yet seen done, with what each holds until then.
+    pending: VecDeque<(Arc<PooledSignal>, Vec<Held>)>,
+    /// The error that stopped the queue or device; nothing runs after it.
+    broken: Option<Error>,
+}
+
+impl State {
+    /// Drops what completed operations held (oldest first: a stream completes in order).
+    fn reap(&mut self) {
+        while self.pending.front().is_some_and(|(s, _)| s.is_done()) {
+            self.pending.pop_front();
+        }
+    }
+
+    /// The last operation's signal where it is still pending.
+    fn dependency(&self) -> Option<Arc<PooledSignal>> {
+        self.last.clone().filter(|s| !s.is_done())
+    }
+}
+
+pub struct AmdgpuStream {
+    device: Arc<DeviceShared>,
+    queue: Arc<AqlQueue>,
+    state: Mutex<State>,
+    host_errors: Arc<Mutex<Option<Error>>>,
+    /// This stream's host-step thread, started by its first host step: a host function
+    /// that blocks (or a wait on another backend's event) holds up this stream only.
+    host_steps: OnceLock<std::result::Result<HostSteps, Error>>,
+}
+
+impl AmdgpuStream {
+    pub fn new(device: Arc<DeviceShared>) -> Result<AmdgpuStream> {
+        let queue = device.queue()?;
+        Ok(AmdgpuStream {
+            device,
+            queue,
+            state: Mutex::new(State::default()),
+            host_errors: Arc::default(),
+            host_steps: OnceLock::new(),
+        })
+    }
+
+    /// The error that stopped this stream's device or queue, if one did (a memory
+    /// fault first: it says where and why, the queue's callback only that it stopped).
+    fn async_error(&self) -> Option<Error> {
+        self.device.faults.get().or_else(|| self.queue.error())
+    }
+
+    /// Waits for `signal`, checking for errors that mean it will never complete.
+    fn wait_signal(&self, signal: &PooledSignal) -> Result<()> {
+        loop {
+            if signal.wait(WAIT_SLICE_NS) {
+                return Ok(());
+            }
+            if let Some(e) = self.async_error() {
+                return Err(e);
+            }
+        }
+    }
+
+    fn finish(&self, st: &mut State, signal: Arc<PooledSignal>, held: Vec<Held>, on_queue: bool) {
+        st.reap();
+        st.pending.push_back((signal.clone(), held));
+        st.last = Some(signal);
+        st.last_on_queue = on_queue;
+    }
+
+    /// A barrier-AND packet on the stream's queue waiting for `deps` (at most five).
+    fn barrier(&self, deps: &[Arc<PooledSignal>]) -> Result<Arc<PooledSignal>> {
+        let signal = self.device.signals.take()?;
+        let handles: Vec<u64> = deps
+            .iter()
+            .take(MAX_DEPS)
+            .map(|s| s.handle().handle)
+            .collect();
+        let packet = barrier_and_packet(&handles, signal.handle().handle)?;
+        self.queue.submit_barrier(&packet)?;
+        Ok(signal)
+    }
+
+    /// Makes the next packet on the queue wait for the last operation if it ran
+    /// elsewhere.
+    fn order_on_queue(&self, st: &mut State) -> Result<()> {
+        if st.last_on_queue {
+            return Ok(());
+        }
+        if let Some(dep) = st.dependency() {
+            let signal = self.barrier(std::slice::from_ref(&dep))?;
+            self.finish(st, signal, vec![Box::new(dep)], true);
+        }
+        Ok(())
+    }
+
+    fn launch(
+        &self,
+        st: &mut State,
+        kernel: Arc<dyn Kernel>,
+        config: &LaunchConfig,
+        args: &KernelArgs,
+    ) -> Result<()> {
+        let amd = kernel
+            .as_any()
+            .downcast_ref::<AmdgpuKernel>()
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "kernel '{}' is not a kernel of an AMDGPU device",
+                    kernel.name()
+                ))
+            })?;
+        if !Arc::ptr_eq(amd.device(), &self.device) {
+            return Err(Error::invalid_argument(format!(
+                "kernel '{}' was loaded on {}, not on this queue's {}",
+                kernel.name(),
+                amd.device().label(),
+                self.device.label()
+            )));
+        }
+        kernel.check_args(args)?;
+        let limit = amd.metadata().max_flat_workgroup_size;
+        if limit > 0 && config.items_per_group() > limit {
+            // The device's limit was checked by the runtime; the kernel was compiled for
+            // at most this many (OpenCL's default is 256), and more would run wrongly.
+            return Err(Error::invalid_argument(format!(
+                "a work-group of {} work-items is more than kernel '{}' was compiled for: \
+                 at most {limit} (its max_flat_workgroup_size)",
+                config.items_per_group(),
+                kernel.name()
+            )));
+        }
+        let dynamic_shared = u32::try_from(config.dyn_shared_memory).map_err(|_| {
+            Error::out_of_resources(format!(
+                "{} bytes of dynamic shared memory is more than any GPU has",
+                config.dyn_shared_memory
+            ))
+        })?;
+        let object = *amd.object();
+        let group_segment = object
+            .group_size
+            .checked_add(dynamic_shared)
+            .filter(|&g| u64::from(g) <= self.device.facts.lds_size);
+        let Some(group_segment) = group_segment else {
+            return Err(Error::out_of_resources(format!(
+                "kernel '{}' needs {} bytes of LDS plus {dynamic_shared} dynamic; {} has {}",
+                kernel.name(),
+                object.group_size,
+                self.device.label(),
+                self.device.facts.lds_size
+            )));
+        };
+        let launch = KernargLaunch {
+            dimensions: config.dimensions,
+            num_groups: config.num_groups,
+            group_size: config.group_size,
+            dynamic_shared,
+        };
+        let bytes = build_kernarg(amd.metadata(), &args.bytes, &launch)?;
+        let segment = self.device.kernargs.segment(&bytes, &self.device.gpus)?;
+        self.order_on_queue(st)?;
+        let signal = self.device.signals.take()?;
+        let packet = dispatch_packet(&DispatchParams {
+            dimensions: config.dimensions,
+            num_groups: config.num_groups,
+            group_size: config.group_size,
+            private_segment_size: private_segment(&object),
+            group_segment_size: group_segment,
+            kernel_object: object.kernel_object,
+            kernarg_address: segment.address() as u64,
+            completion_signal: signal.handle().handle,
+        })?;
+        self.queue.submit_dispatch(&packet)?;
+        self.finish(st, signal, vec![Box::new(segment), Box::new(kernel)], true);
+        Ok(())
+    }
+
+    /// An async copy after the last operation (and `also`, where given).
+    fn engine_copy(
+        &self,
+        st: &mut State,
+        dst: usize,
+        src: usize,
+        size: usize,
+        agents: (bool, bool),
+        held: Vec<Held>,
+    ) -> Result<()> {
+        let d = &self.device;
+        let agent = |on_gpu: bool| if on_gpu { d.agent } else { d.cpu };
+        let deps: Vec<_> = st.dependency().into_iter().collect();
+        let handles: Vec<_> = deps.iter().map(|s| s.handle()).collect();
+        let signal = d.signals.take()?;
+        d.hsa.async_copy(
+            dst,
+            agent(agents.0),
+            src,
+            agent(agents.1),
+            size,
+            &handles,
+            signal.handle(),
+        )?;
+        let mut held = held;
+        held.extend(deps.into_iter().map(|s| Box::new(s) as Held));
+        self.finish(st, signal, held, false);
+        Ok(())
+    }
+
+    /// Runs `work` on the device's host-step thread after the last operation.
+    fn host_step(&self, st: &mut State, name: &'static str, work: HostWork) -> Result<()> {
+        let done = self.device.signals.take()?;
+        let job = Job {
+            name,
+            work,
+            done: done.clone(),
+            errors: self.host_errors.clone(),
+            after: st.dependency(),
+        };
+        let steps = self
+            .host_steps
+            .get_or_init(|| HostSteps::start(&self.device.label()))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        steps.schedule(&self.device.hsa, job)?;
+        self.finish(st, done, Vec::new(), false);
+        Ok(())
+    }
+
+    fn copy(
+        &self,
+        st: &mut State,
+        dst: usize,
+        src: usize,
+        size: usize,
+        direction: CopyDirection,
+    ) -> Result<()> {
+        let d = &self.device;
+        let host_side = match direction {
+            CopyDirection::HostToDevice => src,
+            _ => dst,
+        };
+        let known = matches!(
+            direction,
+            CopyDirection::HostToDevice | CopyDirection::DeviceToHost
+        ) && d.hsa.is_known_memory(host_side, size);
+        let to_device = direction == CopyDirection::HostToDevice;
+        match plan_copy(direction, known, size, d.lock_threshold) {
+            CopyPlan::Direct => {
+                let agents = match direction {
+                    CopyDirection::HostToDevice => (true, false),
+                    CopyDirection::DeviceToHost => (false, true),
+                    _ => (true, true),
+                };
+                self.engine_copy(st, dst, src, size, agents, Vec::new())
+            }
+            CopyPlan::Lock => {
+                let gpu = [d.agent];
+                let agent_addr = d.hsa.lock(host_side, size, &gpu)?;
+                let locked = Locked {
+                    hsa: d.hsa.clone(),
+                    host: host_side,
+                    agent_addr,
+                };
+                let (dst, src, agents) = if to_device {
+                    (dst, agent_addr, (true, false))
+                } else {
+                    (agent_addr, src, (false, true))
+                };
+                self.engine_copy(st, dst, src, size, agents, vec![Box::new(locked)])
+            }
+            CopyPlan::StageIn => {
+                let staging = Arc::new(Mutex::new(d.staging(size)?));
+                let fill = staging.clone();
+                // In stream order: an earlier operation may still be writing `src`.
+                let (src_addr, n) = (src, size);
+                self.host_step(
+                    st,
+                    "olMemcpy",
+                    Box::new(move || {
+                        // SAFETY: `src` is the caller's host memory of `size` bytes, valid
+                        // until the copy completes (the API's contract for async copies).
+                        let from = unsafe { std::slice::from_raw_parts(src_addr as *const u8, n) };
+                        fill.lock().as_mut_slice().copy_from_slice(from);
+                        Ok(())
+                    }),
+                )?;
+                let addr = staging.lock().address();
+                self.engine_copy(st, dst, addr, size, (true, false), vec![Box::new(staging)])
+            }
+            CopyPlan::StageOut => {
+                let staging: Staging = d.staging(size)?;
+                let addr = staging.address();
+                self.engine_copy(st, addr, src, size, (false, true), Vec::new())?;
+                let (dst_addr, n) = (dst, size);
+                self.host_step(
+                    st,
+                    "olMemcpy",
+                    Box::new(move || {
+                        // SAFETY: `dst` is the caller's host memory of `size` bytes, valid
+                        // until the copy completes.
+                        let to = unsafe { std::slice::from_raw_parts_mut(dst_addr as *mut u8, n) };
+                        to.copy_from_slice(staging.as_slice());
+                        Ok(())
+                    }),
+                )
+            }
+            CopyPlan::HostMemcpy => self.host_step(
+                st,
+                "olMemcpy",
+                Box::new(move || {
+                    // SAFETY: both are the caller's host memory of `size` bytes, valid until
+                    // the copy completes; `ptr::copy` allows overlap.
+                    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+                    Ok(())
+                }),
+            ),
+        }
+    }
+
+    fn fill(&self, st: &mut State, dst: usize, pattern: Vec<u8>, size: usize) -> Result<()> {
+        if let Some(word) = fill_word(dst, &pattern, size) {
+            let hsa = self.device.hsa.clone();
+            return self.host_step(
+                st,
+                "olMemFill",
+                Box::new(move || hsa.fill_u32(dst, word, size / 4)),
+            );
+        }
+        let mut staging = self.device.staging(size)?;
+        fill_repeated(staging.as_mut_slice(), &pattern);
+        let addr = staging.address();
+        self.engine_copy(st, dst, addr, size, (true, false), vec![Box::new(staging)])
+    }
+
+    fn run(&self, st: &mut State, name: &'static str, op: StreamOp) -> Result<()> {
+        match op {
+            StreamOp::Copy {
+                dst,
+                src,
+                size,
+                direction,
+            } => self.copy(st, dst, src, size, direction),
+            StreamOp::Fill { dst, pattern, size } => self.fill(st, dst, pattern, size),
+            StreamOp::Launch {
+                kernel,
+                config,
+                args,
+            } => self.launch(st, kernel, &config, &args),
+            StreamOp::Host(work) => self.host_step(st, name, work),
+        }
+    }
+}
+
+impl Stream for AmdgpuStream {
+    /// The guard runs now: the operation runs on the GPU, where no host check can run
+    /// just before it.
+    fn enqueue(&self, name: &'static str, op: StreamOp, guard: Option<Guard>) -> Result<()> {
+        if let Some(guard) = guard {
+            guard()?;
+        }
+        let mut st = self.state.lock();
+        if let Some(e) = &st.broken {
+            return Err(e
+                .clone()
+                .context(format!("enqueueing {name} after the queue stopped")));
+        }
+        self.run(&mut st, name, op)
+            .map_err(|e| e.context(format!("enqueueing {name}")))
+    }
+
+    fn record(&self) -> Result<Arc<dyn StreamEvent>> {
+        let mut st = self.state.lock();
+        let deps: Vec<_> = if st.last_on_queue {
+            Vec::new()
+        } else {
+            st.dependency().into_iter().collect()
+        };
+        let signal = self.barrier(&deps)?;
+        let held = deps.into_iter().map(|s| Box::new(s) as Held).collect();
+        self.finish(&mut st, signal.clone(), held, true);
+        Ok(Arc::new(AmdgpuEvent {
+            signal,
+            device: self.device.clone(),
+            queue: self.queue.clone(),
+        }))
+    }
+
+    fn wait(&self, event: &Arc<dyn StreamEvent>) -> Result<()> {
+        let amd = event
+            .as_any()
+            .downcast_ref::<AmdgpuEvent>()
+            .ok_or_else(|| {
+                Error::invalid_argument("an AMDGPU stream waits directly only on AMDGPU events")
+            })?;
+        if amd.signal.is_done() {
+            return Ok(());
+        }
+        let mut st = self.state.lock();
+        let mut deps = vec![amd.signal.clone()];
+        if !st.last_on_queue {
+            deps.extend(st.dependency());
+        }
+        let signal = self.barrier(&deps)?;
+        let held = deps.into_iter().map(|s| Box::new(s) as Held).collect();
+        self.finish(&mut st, signal, held, true);
+        Ok(())
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        let last = {
+            let st = self.state.lock();
+            if let Some(e) = &st.broken {
+                return Err(e.clone());
+            }
+            st.last.clone()
+        };
+        if let Some(last) = last {
+            if let Err(e) = self.wait_signal(&last) {
+                let e = e.context("an asynchronous operation failed");
+                self.state.lock().broken = Some(e.clone());
+                return Err(e);
+            }
+        }
+        self.state.lock().reap();
+        match self.host_errors.lock().take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.state
+            .lock()
+            .last
+            .as_ref()
+            .map_or(true, |s| s.is_done())
+    }
+}
+
+impl Drop for AmdgpuStream {
+    /// Work still enqueued completes before its buffers are released; after a fault
+    /// nothing will complete, so what it holds is leaked rather than reused under the GPU.
+    fn drop(&mut self) {
+        let broken = self.synchronize().is_err() && self.state.get_mut().broken.is_some();
+        if broken {
+            let pending = std::mem::take(&mut self.state.get_mut().pending);
+            std::mem::forget(pending);
+        }
+    }
+}
+
+pub struct AmdgpuEvent {
+    signal: Arc<PooledSignal>,
+    device: Arc<DeviceShared>,
+    queue: Arc<AqlQueue>,
+}
+
+impl AmdgpuEvent {
+    fn end_ticks(&self) -> Result<u64> {
+        self.device
+            .hsa
+            .dispatch_time(self.device.agent, self.signal.handle())
+            .map(|t| t.end)
+    }
+}
+
+impl StreamEvent for AmdgpuEvent {
+    fn is_complete(&self) -> bool {
+        self.signal.is_done()
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        loop {
+            if self.signal.wait(WAIT_SLICE_NS) {
+                return Ok(());
+            }
+            if let Some(e) = self.device.faults.get().or_else(|| self.queue.error()) {
+                return Err(e.context("an operation before the event failed"));
+            }
+        }
+    }
+
+    fn elapsed_ms(&self, end: &dyn StreamEvent) -> Result<f32> {
+        let end = end.as_any().downcast_ref::<AmdgpuEvent>().ok_or_else(|| {
+            Error::invalid_argument("EndEvent is not an event of an AMDGPU device")
+        })?;
+        if !Arc::ptr_eq(&self.device, &end.device) {
+            return Err(Error::invalid_argument(
+                "the two events are of different AMDGPU devices",
+            ));
+        }
+        self.synchronize()?;
+        end.synchronize()?;
+        let frequency = self.device.hsa.timestamp_frequency()?;
+        let (a, b) = (self.end_ticks()?, end.end_ticks()?);
+        Ok(ticks_to_ms(a, b, frequency))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+/// Scratch per work-item for a kernel whose stack the compiler could not bound
+/// (recursion, indirect calls) when `OFFLOAD_AMDGPU_STACK_SIZE` does not say (upstream's
+/// default too).
+pub const DEFAULT_STACK_SIZE: u32 = 1024;
+
+/// The private segment a dispatch asks for: the kernel's, or at least the stack size
+/// where its call stack is dynamic.
+fn private_segment(object: &super::kernel::KernelObject) -> u32 {
+    if !object.dynamic_callstack {
+        return object.private_size;
+    }
+    static STACK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let stack = *STACK.get_or_init(|| {
+        std::env::var("OFFLOAD_AMDGPU_STACK_SIZE")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_STACK_SIZE)
+    });
+    object.private_size.max(stack)
+}
+
+/// Milliseconds from tick `start` to tick `end` (negative when `end` came first).
+pub fn ticks_to_ms(start: u64, end: u64, frequency: u64) -> f32 {
+    let delta = end as f64 - start as f64;
+    (delta * 1000.0 / frequency as f64) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_become_milliseconds() {
+        assert_eq!(ticks_to_ms(0, 1_000_000, 1_000_000_000), 1.0);
+        assert_eq!(ticks_to_ms(100_000_000, 100_000_000, 100_000_000), 0.0);
+        assert_eq!(ticks_to_ms(2_000, 1_000, 1_000_000), -1.0);
+        assert_eq!(ticks_to_ms(0, 25_000_000, 100_000_000), 250.0);
+    }
+}
