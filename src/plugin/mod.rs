@@ -115,6 +115,32 @@ pub trait Device: Send + Sync {
     }
 }
 
+/// What a vendor backend reports: the devices it opened, or none, with the reason in
+/// `OFFLOAD_TRACE` ("CUDA: no devices: ...").
+pub fn opened_devices<D: Device + 'static>(
+    backend: &str,
+    opened: std::result::Result<Vec<D>, String>,
+) -> Vec<Arc<dyn Device>> {
+    match opened {
+        Ok(devices) => {
+            crate::runtime::config::trace(|| format!("{backend}: {} device(s)", devices.len()));
+            devices
+                .into_iter()
+                .map(|d| Arc::new(d) as Arc<dyn Device>)
+                .collect()
+        }
+        Err(reason) => {
+            crate::runtime::config::trace(|| no_devices_message(backend, &reason));
+            Vec::new()
+        }
+    }
+}
+
+/// The trace line of a backend with no devices.
+pub fn no_devices_message(backend: &str, reason: &str) -> String {
+    format!("{backend}: no devices: {reason}")
+}
+
 /// The error a default method answers.
 pub fn unsupported(what: &str) -> Error {
     Error::unsupported(format!("{what} is not supported by this backend"))

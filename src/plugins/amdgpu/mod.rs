@@ -94,7 +94,7 @@ impl Default for AmdgpuPlugin {
 
 /// The trace line of a platform without devices.
 pub fn no_devices_message(reason: &str) -> String {
-    format!("AMDGPU: no devices: {reason}")
+    plugin::no_devices_message("AMDGPU", reason)
 }
 
 impl plugin::Plugin for AmdgpuPlugin {
@@ -118,19 +118,7 @@ impl plugin::Plugin for AmdgpuPlugin {
     }
 
     fn devices(&self) -> Vec<Arc<dyn plugin::Device>> {
-        match self.open_devices() {
-            Ok(devices) => {
-                trace(|| format!("AMDGPU: {} device(s)", devices.len()));
-                devices
-                    .into_iter()
-                    .map(|d| Arc::new(d) as Arc<dyn plugin::Device>)
-                    .collect()
-            }
-            Err(reason) => {
-                trace(|| no_devices_message(&reason));
-                Vec::new()
-            }
-        }
+        plugin::opened_devices("AMDGPU", self.open_devices())
     }
 }
 

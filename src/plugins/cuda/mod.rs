@@ -126,7 +126,7 @@ fn enable_peer_access(devices: &[CudaDevice]) {
 
 /// The trace line of a platform without devices.
 pub fn no_devices_message(reason: &str) -> String {
-    format!("CUDA: no devices: {reason}")
+    plugin::no_devices_message("CUDA", reason)
 }
 
 impl plugin::Plugin for CudaPlugin {
@@ -150,19 +150,7 @@ impl plugin::Plugin for CudaPlugin {
     }
 
     fn devices(&self) -> Vec<Arc<dyn plugin::Device>> {
-        match self.open_devices() {
-            Ok(devices) => {
-                trace(|| format!("CUDA: {} device(s)", devices.len()));
-                devices
-                    .into_iter()
-                    .map(|d| Arc::new(d) as Arc<dyn plugin::Device>)
-                    .collect()
-            }
-            Err(reason) => {
-                trace(|| no_devices_message(&reason));
-                Vec::new()
-            }
-        }
+        plugin::opened_devices("CUDA", self.open_devices())
     }
 }
 

@@ -9,6 +9,8 @@
 //! at exit). Every failure goes back as an error reply naming this rank.
 
 mod memory;
+mod peer;
+mod queues;
 mod transfer;
 
 use memory::{MemoryTable, Region};
@@ -16,7 +18,6 @@ use offload::plugin::{
     AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs, LaunchConfig, Program,
     Stream, StreamOp, SymbolKind,
 };
-use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
 use offload::plugins::remote::wire::{self, Reply, Request};
 use offload::runtime::error::ErrorCode;
 use offload_remote_mpi::transport::{Transport, HEARTBEAT, TAG_HEARTBEAT, TAG_REQUEST};
@@ -484,179 +485,12 @@ impl Server {
         }
     }
 
-    /// The stream of the application's queue `queue`, made on first use.
-    fn queue(&mut self, queue: u64, device: u32) -> Result<Arc<dyn Stream>, (ErrorCode, String)> {
-        if let Some(s) = self.queues.get(&queue) {
-            return Ok(s.clone());
-        }
-        let stream = self
-            .device(device)?
-            .create_stream()
-            .map_err(|e| (e.code, e.details.clone()))?;
-        self.queues.insert(queue, stream.clone());
-        Ok(stream)
-    }
-
-    /// Answers once everything queued for `queue` ended (forgetting the queue when
-    /// `end`): the first failure of its launches (kept when one was refused) or of the
-    /// stream. A queue still running is waited for by a thread of its own, so that the
-    /// server goes on serving other queues meanwhile.
-    fn sync_queue(&mut self, queue: u64, end: bool) -> Served {
-        let refused = self.queue_failures.remove(&queue);
-        let stream = if end {
-            self.queues.remove(&queue)
-        } else {
-            self.queues.get(&queue).cloned()
-        };
-        let settle = move |stream: Option<Arc<dyn Stream>>| -> Served {
-            let ran = stream.map_or(Ok(()), |s| s.synchronize());
-            match (refused, ran) {
-                (Some(refused), _) => Err(refused),
-                (None, Err(e)) => Err((e.code, e.details.clone())),
-                (None, Ok(())) => Ok((Reply::Done, Outgoing::Nothing)),
-            }
-        };
-        let Some(running) = stream.filter(|s| !s.is_idle()) else {
-            return settle(None);
-        };
-        let (transport, app, tag) = (self.transport.clone(), self.app, self.tag);
-        let busy = self.busy.clone();
-        busy.fetch_add(1, Ordering::AcqRel);
-        let rank = transport.rank();
-        let waiter = std::thread::Builder::new()
-            .name("offload-mpi-sync".into())
-            .spawn(move || {
-                let reply = match settle(Some(running)) {
-                    Ok((reply, _)) => reply,
-                    Err((code, details)) => Reply::Error {
-                        code: code as u32,
-                        details: format!("rank {rank}: {details}"),
-                    },
-                };
-                if let Err(e) = transport.send(app, tag, &reply.encode()) {
-                    eprintln!("offload-mpi-device: {e}");
-                }
-                busy.fetch_sub(1, Ordering::AcqRel);
-            })
-            .map_err(|e| {
-                (
-                    ErrorCode::OutOfResources,
-                    format!("a thread to wait for a queue: {e}"),
-                )
-            })?;
-        self.waiters.push(waiter);
-        Ok((Reply::Done, Outgoing::Later))
-    }
-
     /// Whether `device`'s memory is this process's own (a host device's).
     fn own_memory(&self, device: u32) -> Result<bool, (ErrorCode, String)> {
         Ok(matches!(
             self.device(device)?.device_type(),
             DeviceType::Host | DeviceType::Cpu
         ))
-    }
-
-    /// Another server rank (not this one, not the application's).
-    fn peer(&self, rank: u32) -> Result<i32, (ErrorCode, String)> {
-        match i32::try_from(rank) {
-            Ok(r) if r != self.app && r != self.transport.rank() && r < self.app => Ok(r),
-            _ => Err((
-                ErrorCode::InvalidArgument,
-                format!(
-                    "rank {rank} is no other server (servers are ranks 0 to {} and this is {})",
-                    self.app - 1,
-                    self.transport.rank()
-                ),
-            )),
-        }
-    }
-
-    /// This server's half of a copy to another server: its memory's bytes, in place or
-    /// fragment by fragment through the staging buffer.
-    fn send_to_peer(
-        &mut self,
-        device: u32,
-        address: u64,
-        size: u64,
-        peer: i32,
-    ) -> Result<(), (ErrorCode, String)> {
-        let lost = |e: String| (ErrorCode::BackendFailure, e);
-        if let Some(at) = self.memory.own_range(device, address, size) {
-            // SAFETY: `own_range` found these bytes inside memory this process
-            // allocated for the device; nothing writes it meanwhile.
-            let data = unsafe { std::slice::from_raw_parts(at as *const u8, size as usize) };
-            return transfer::send(&self.transport, peer, self.tag, data).map_err(lost);
-        }
-        let device = self.device(device)?.clone();
-        let mut staging = std::mem::take(&mut self.staging);
-        let outcome = (|| {
-            for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
-                staging.resize(staging.len().max(len as usize), 0);
-                let piece = &mut staging[..len as usize];
-                device
-                    .copy_from_device(
-                        piece.as_mut_ptr() as usize,
-                        (address + offset) as usize,
-                        piece.len(),
-                    )
-                    .map_err(|e| (e.code, e.details.clone()))?;
-                self.transport.send(peer, self.tag, piece).map_err(lost)?;
-            }
-            Ok(())
-        })();
-        self.staging = staging;
-        outcome
-    }
-
-    /// This server's half of a copy from another server: into its memory in place, or
-    /// fragment by fragment through the staging buffer. A destination it cannot write
-    /// is refused after the sender's data was taken and dropped (the sender must not
-    /// wait for ever).
-    fn receive_from_peer(
-        &mut self,
-        device: u32,
-        address: u64,
-        size: u64,
-        peer: i32,
-    ) -> Result<(), (ErrorCode, String)> {
-        let lost = |e: String| (ErrorCode::BackendFailure, e);
-        let timeout = Some(self.timeout);
-        if let Some(at) = self.memory.own_range(device, address, size) {
-            // SAFETY: `own_range` found these bytes inside memory this process
-            // allocated for the device; nothing else touches it meanwhile.
-            let target = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, size as usize) };
-            return transfer::receive(&self.transport, peer, self.tag, timeout, target)
-                .map_err(lost);
-        }
-        let device = match self.device(device) {
-            Ok(d) => d.clone(),
-            Err(e) => {
-                transfer::drain(&self.transport, peer, self.tag, timeout, size);
-                return Err(e);
-            }
-        };
-        let mut staging = std::mem::take(&mut self.staging);
-        let outcome = (|| {
-            for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
-                staging.resize(staging.len().max(len as usize), 0);
-                let piece = &mut staging[..len as usize];
-                let got = self
-                    .transport
-                    .receive_into(peer, self.tag, timeout, piece)
-                    .map_err(lost)?;
-                transfer::expect_fragment(peer, got, len).map_err(lost)?;
-                device
-                    .copy_to_device(
-                        (address + offset) as usize,
-                        piece.as_ptr() as usize,
-                        piece.len(),
-                    )
-                    .map_err(|e| (e.code, e.details.clone()))?;
-            }
-            Ok(())
-        })();
-        self.staging = staging;
-        outcome
     }
 
     /// A program's symbol: with `kind` u32::MAX, which kind it is; a kernel's handle; a
