@@ -21,7 +21,7 @@ pub const HEARTBEAT: Duration = Duration::from_millis(500);
 /// What a receive with a deadline that ran out says (the C functions answer -2 for it).
 pub const TIMED_OUT: &str = "did not answer within";
 
-/// How long a receive with a deadline polls before it starts to sleep.
+/// How long a wait polls (spinning, then yielding) before it starts to sleep.
 const SPIN: Duration = Duration::from_micros(200);
 
 /// How many communicators the exchanges are spread over (by tag).
@@ -293,24 +293,33 @@ impl Transport {
     }
 }
 
-/// How a wait polls: most answers come within microseconds, so it polls (yielding the
-/// core) for the first 200 us; then it sleeps, backing off to 1 ms, so that long waits
-/// cost no CPU.
+/// How a wait polls: most answers come within microseconds, so it first spins (the
+/// other side runs on another core; a yield is a system call that delays the answer's
+/// pickup by microseconds), then polls yielding the core up to 200 us, then sleeps,
+/// backing off to 1 ms, so that long waits cost no CPU.
 struct Backoff {
     start: Instant,
+    polls: u32,
     sleep: Duration,
 }
+
+/// How many polls spin before the first yield (some tens of microseconds).
+const SPIN_POLLS: u32 = 256;
 
 impl Backoff {
     fn new() -> Self {
         Backoff {
             start: Instant::now(),
+            polls: 0,
             sleep: Duration::from_micros(50),
         }
     }
 
     fn pause(&mut self) {
-        if self.start.elapsed() < SPIN {
+        self.polls = self.polls.saturating_add(1);
+        if self.polls < SPIN_POLLS {
+            std::hint::spin_loop();
+        } else if self.start.elapsed() < SPIN {
             std::thread::yield_now();
         } else {
             std::thread::sleep(self.sleep);

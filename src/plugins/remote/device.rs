@@ -5,7 +5,7 @@ use super::address;
 use super::program::{RemoteKernel, RemoteProgram};
 use super::session::Session;
 use super::stream::RemoteStream;
-use super::wire::{Reply, Request};
+use super::wire::{Reply, Request, INLINE_LIMIT};
 use crate::plugin::{
     AllocKind, Device, DeviceInfo, DeviceType, InfoValue, LaunchConfig, Program, Stream,
 };
@@ -252,6 +252,17 @@ impl Device for RemoteDevice {
         // SAFETY: the runtime hands a host range of `size` readable bytes.
         let data = unsafe { std::slice::from_raw_parts(src as *const u8, size) };
         let to = self.holder(dst);
+        if size as u64 <= INLINE_LIMIT {
+            let request = Request::WriteInline {
+                device: to.device,
+                address: dst as u64,
+                data: data.to_vec(),
+            };
+            return self
+                .session
+                .exchange(to.rank, &request, &[], &mut [])
+                .map(|_| ());
+        }
         let request = Request::Write {
             device: to.device,
             address: dst as u64,

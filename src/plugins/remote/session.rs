@@ -282,6 +282,18 @@ impl Session {
                 details,
             )));
         }
+        if let Reply::Data(data) = reply {
+            // A small read: its data came inside the reply.
+            if data.len() != incoming.len() {
+                return Err(Failure::Lost(format!(
+                    "{} bytes of data where {} were asked for",
+                    data.len(),
+                    incoming.len()
+                )));
+            }
+            incoming.copy_from_slice(&data);
+            return Ok(Reply::Done);
+        }
         if !incoming.is_empty() {
             self.link
                 .receive_fragments(server.rank, tag, self.timeout, incoming, DEFAULT_FRAGMENT)

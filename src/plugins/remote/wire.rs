@@ -6,6 +6,10 @@
 
 use crate::plugin::InfoValue;
 
+/// Transfers up to this size travel inside the request (a write) or the reply (a read):
+/// one message each way, as small copies need, instead of a handshake per fragment.
+pub const INLINE_LIMIT: u64 = 16 << 10;
+
 /// One request of the application to a server.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Request {
@@ -107,6 +111,12 @@ pub enum Request {
     EndStream {
         stream: u64,
     },
+    /// A write of at most `INLINE_LIMIT` bytes, the data in the request itself.
+    WriteInline {
+        device: u32,
+        address: u64,
+        data: Vec<u8>,
+    },
 }
 
 impl Request {
@@ -124,6 +134,8 @@ pub enum Reply {
     Value(u64),
     /// Two values (a global's address and size).
     Pair(u64, u64),
+    /// A read of at most `INLINE_LIMIT` bytes: the data itself.
+    Data(Vec<u8>),
     /// `Hello`'s answer: each device's info, as (`ol_device_info_t`, value) pairs.
     Devices(Vec<Vec<(u32, InfoValue)>>),
     /// The operation failed: its `ol_errc_t` and the server's words.
@@ -295,6 +307,11 @@ impl Request {
             } => w.u8(14).u32(*device).u64(*address).u64(*size).u32(*peer),
             Request::Sync { stream } => w.u8(15).u64(*stream),
             Request::EndStream { stream } => w.u8(16).u64(*stream),
+            Request::WriteInline {
+                device,
+                address,
+                data,
+            } => w.u8(17).u32(*device).u64(*address).bytes(data),
         };
         w.0
     }
@@ -382,9 +399,14 @@ impl Request {
             16 => Request::EndStream {
                 stream: r.u64("stream")?,
             },
+            17 => Request::WriteInline {
+                device: r.u32("device")?,
+                address: r.u64("address")?,
+                data: r.bytes("data")?,
+            },
             other => {
                 return Err(DecodeError(format!(
-                    "unknown request kind {other} (expected 0 to 16)"
+                    "unknown request kind {other} (expected 0 to 17)"
                 )))
             }
         };
@@ -470,6 +492,9 @@ impl Reply {
             Reply::Pair(a, b) => {
                 w.u8(4).u64(*a).u64(*b);
             }
+            Reply::Data(data) => {
+                w.u8(5).bytes(data);
+            }
         }
         w.0
     }
@@ -497,9 +522,10 @@ impl Reply {
                 details: r.string("error details")?,
             },
             4 => Reply::Pair(r.u64("first value")?, r.u64("second value")?),
+            5 => Reply::Data(r.bytes("data")?),
             other => {
                 return Err(DecodeError(format!(
-                    "unknown reply kind {other} (expected 0 to 4)"
+                    "unknown reply kind {other} (expected 0 to 5)"
                 )))
             }
         };
@@ -588,6 +614,11 @@ mod tests {
             },
             Request::Sync { stream: 5 },
             Request::EndStream { stream: 5 },
+            Request::WriteInline {
+                device: 2,
+                address: 0x4000,
+                data: vec![7; 100],
+            },
         ]
     }
 
@@ -632,6 +663,7 @@ mod tests {
                 details: "out of memory".into(),
             },
             Reply::Pair(0x1000, 8),
+            Reply::Data(vec![1, 2, 3]),
         ];
         for reply in replies {
             assert_eq!(Reply::decode(&reply.encode()), Ok(reply.clone()));

@@ -18,7 +18,7 @@ use offload::plugin::{
     AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs, LaunchConfig, Program,
     Stream, StreamOp, SymbolKind,
 };
-use offload::plugins::remote::wire::{self, Reply, Request};
+use offload::plugins::remote::wire::{self, Reply, Request, INLINE_LIMIT};
 use offload::runtime::error::ErrorCode;
 use offload_remote_mpi::transport::{Transport, HEARTBEAT, TAG_HEARTBEAT, TAG_REQUEST};
 use std::collections::HashMap;
@@ -356,7 +356,25 @@ impl Server {
                 address,
                 size,
             } => {
-                if let Some(address) = self.memory.own_range(device, address, size) {
+                let in_place = self.memory.own_range(device, address, size);
+                if size <= INLINE_LIMIT {
+                    // Small: the data goes inside the reply.
+                    let mut data = vec![0u8; size as usize];
+                    let len = data.len();
+                    match in_place {
+                        // SAFETY: `own_range` found these bytes inside memory this
+                        // process allocated for the device; nothing writes it meanwhile.
+                        Some(at) => data.copy_from_slice(unsafe {
+                            std::slice::from_raw_parts(at as *const u8, len)
+                        }),
+                        None => self
+                            .device(device)?
+                            .copy_from_device(data.as_mut_ptr() as usize, address as usize, len)
+                            .map_err(failed)?,
+                    }
+                    return Ok((Reply::Data(data), Outgoing::Nothing));
+                }
+                if let Some(address) = in_place {
                     let size = size as usize;
                     return Ok((Reply::Done, Outgoing::InPlace { address, size }));
                 }
@@ -453,6 +471,24 @@ impl Server {
                 stream.enqueue("olLaunchKernel", op, None).map_err(failed)?;
                 if queue == 0 {
                     stream.synchronize().map_err(failed)?;
+                }
+                Ok((Reply::Done, Outgoing::Nothing))
+            }
+            Request::WriteInline {
+                device,
+                address,
+                data,
+            } => {
+                match self.memory.own_range(device, address, data.len() as u64) {
+                    // SAFETY: `own_range` found these bytes inside memory this process
+                    // allocated for the device; nothing else touches it meanwhile.
+                    Some(at) => unsafe {
+                        std::ptr::copy_nonoverlapping(data.as_ptr(), at as *mut u8, data.len())
+                    },
+                    None => self
+                        .device(device)?
+                        .copy_to_device(address as usize, data.as_ptr() as usize, data.len())
+                        .map_err(failed)?,
                 }
                 Ok((Reply::Done, Outgoing::Nothing))
             }
