@@ -60,9 +60,11 @@ static void copies_while_a_kernel_runs(ol_device_handle_t device, ol_device_hand
   CHECK_OK(olDestroyProgram(program));
 }
 
-/* Whether `address` lies in a range of this process that maps nothing ("---p"): remote
- * memory's addresses are reserved here, so no local memory can ever have them. */
-static bool reserved_here(const void *address) {
+/* Whether `address` lies in a range of this process mapped with permissions `want`:
+ * "---p", a reservation (remote memory's addresses are reserved here, so no local memory
+ * can ever have them), or "rw-s", shared memory (HOST and MANAGED memory of a server on
+ * this node is the application's memory too). */
+static bool mapped_here(const void *address, const char *want) {
   FILE *maps = fopen("/proc/self/maps", "r");
   if (!maps) return false;
   char line[512], perm[8];
@@ -71,10 +73,12 @@ static bool reserved_here(const void *address) {
   while (!found && fgets(line, sizeof line, maps))
     if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perm) == 3 && (uintptr_t)address >= lo &&
         (uintptr_t)address < hi)
-      found = strcmp(perm, "---p") == 0;
+      found = strcmp(perm, want) == 0;
   fclose(maps);
   return found;
 }
+
+static size_t shared_seen;
 
 static void round_trip(ol_device_handle_t remote, ol_device_handle_t host,
                        ol_alloc_type_t type, size_t size) {
@@ -84,11 +88,21 @@ static void round_trip(ol_device_handle_t remote, ol_device_handle_t host,
   memset(back, 0xee, size + 1);
   void *mem = NULL;
   if (!CHECK_OK(olMemAlloc(remote, type, size, &mem))) return;
-  CHECK(reserved_here(mem));
+  const bool shared = type != OL_ALLOC_TYPE_DEVICE && mapped_here(mem, "rw-s");
+  CHECK(shared || mapped_here(mem, "---p"));
   CHECK_OK(olMemcpy(NULL, mem, remote, src, host, size));
   CHECK_OK(olMemcpy(NULL, back, host, mem, remote, size));
   CHECK(memcmp(src, back, size) == 0);
   CHECK_EQ(back[size], 0xee); /* nothing written past the end */
+  if (shared) {
+    /* One memory: what the server wrote is here, and what is written here is read back
+     * from the server. */
+    shared_seen++;
+    CHECK(memcmp(mem, src, size) == 0);
+    memset(mem, 0x5a, size);
+    CHECK_OK(olMemcpy(NULL, back, host, mem, remote, size));
+    CHECK(back[0] == 0x5a && back[size - 1] == 0x5a);
+  }
   CHECK_OK(olMemFree(mem));
   free(src);
   free(back);
@@ -184,6 +198,10 @@ int main(int argc, char **argv) {
     return TEST_SKIP_CODE;
   }
   CHECK(remotes >= 2); /* two servers, each with its host device */
+  /* Servers on this node share HOST and MANAGED memory with the application, unless
+   * they were told not to place memory (OFFLOAD_MPI_PLACE=0, exported to every rank). */
+  const char *place = getenv("OFFLOAD_MPI_PLACE");
+  if (!(place && strcmp(place, "0") == 0)) CHECK(shared_seen == 4);
   CHECK_OK(olShutDown());
   return test_finish("test_remote_mpi");
 }

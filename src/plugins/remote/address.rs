@@ -214,6 +214,89 @@ pub fn reserve(size: usize) -> Option<usize> {
     (at != libc::MAP_FAILED).then_some(at as usize)
 }
 
+/// A shared-memory object of this process mapped over one of its reservations: a device
+/// server on this node maps the same object at the same address, so that HOST and
+/// MANAGED memory of its host device is the application's memory too (read and written
+/// by both, no copies). Its name goes when this is dropped: by then both sides have
+/// mapped it, or one gave up.
+pub struct SharedSegment {
+    name: std::ffi::CString,
+}
+
+static NEXT_SEGMENT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl SharedSegment {
+    /// Makes an object of `size` bytes and maps it over the reservation at `at`; `None`
+    /// where the system refuses (the reservation then stays as it was).
+    pub fn create(at: usize, size: usize) -> Option<SharedSegment> {
+        let n = NEXT_SEGMENT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("/offload-{}-{n}", std::process::id());
+        let name = std::ffi::CString::new(name).ok()?;
+        let segment = SharedSegment { name };
+        // SAFETY: a NUL-terminated name; a new object, ours alone (O_EXCL, mode 0600).
+        let fd = unsafe {
+            libc::shm_open(
+                segment.name.as_ptr(),
+                libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+                0o600,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        let len = rounded(size);
+        // SAFETY: `fd` is our object; the mapping replaces only our own reservation at
+        // `at` (PROT_NONE, nothing behind it) of this length.
+        let mapped = unsafe {
+            libc::ftruncate(fd, len as libc::off_t) == 0
+                && libc::mmap(
+                    at as *mut c_void,
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED | libc::MAP_FIXED,
+                    fd,
+                    0,
+                ) as usize
+                    == at
+        };
+        // SAFETY: our descriptor; the mapping keeps the object.
+        unsafe { libc::close(fd) };
+        if !mapped {
+            segment.withdraw(at, size);
+            return None;
+        }
+        Some(segment)
+    }
+
+    /// The name a server opens it by.
+    pub fn name(&self) -> String {
+        self.name.to_string_lossy().into_owned()
+    }
+
+    /// The server did not map it: the range becomes a plain reservation again.
+    pub fn withdraw(self, at: usize, size: usize) {
+        // SAFETY: replaces only our own mapping at `at` of this length with a PROT_NONE
+        // reservation.
+        unsafe {
+            libc::mmap(
+                at as *mut c_void,
+                rounded(size),
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+    }
+}
+
+impl Drop for SharedSegment {
+    fn drop(&mut self) {
+        // SAFETY: the NUL-terminated name of our object.
+        unsafe { libc::shm_unlink(self.name.as_ptr()) };
+    }
+}
+
 /// Gives back a range `reserve` returned.
 pub fn release(at: usize, size: usize) {
     unmap(at, rounded(size));
@@ -283,6 +366,42 @@ mod tests {
         // All given back: the four pages are free again.
         assert!(map_fixed(base, 4 * page));
         unmap(base, 4 * page);
+    }
+
+    #[test]
+    fn a_shared_segment_is_one_memory_under_its_name_until_dropped() {
+        let size = 3 * page() + 5;
+        let at = reserve(size).expect("reserve");
+        let segment = SharedSegment::create(at, size).expect("a shared segment");
+        // SAFETY: the segment maps `size` writable bytes at `at`.
+        unsafe { std::ptr::write_bytes(at as *mut u8, 0x42, size) };
+        // Another mapping of the same object (what a server does) sees the bytes.
+        let name = std::ffi::CString::new(segment.name()).expect("name");
+        // SAFETY: opening and mapping an existing object read-only, anywhere.
+        let other = unsafe {
+            let fd = libc::shm_open(name.as_ptr(), libc::O_RDONLY, 0);
+            assert!(fd >= 0, "the name opens");
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            );
+            libc::close(fd);
+            assert_ne!(p, libc::MAP_FAILED);
+            p as usize
+        };
+        // SAFETY: the second mapping holds `size` readable bytes.
+        let seen = unsafe { std::slice::from_raw_parts(other as *const u8, size) };
+        assert!(seen.iter().all(|&b| b == 0x42));
+        unmap(other, rounded(size));
+        drop(segment);
+        // SAFETY: as above; the name is gone now.
+        let fd = unsafe { libc::shm_open(name.as_ptr(), libc::O_RDONLY, 0) };
+        assert!(fd < 0, "the name is removed on drop");
+        release(at, size);
     }
 
     fn owner_of_page_count(page_start: usize) -> usize {

@@ -2,7 +2,7 @@
 //! answer (cached at discovery), and each operation is one exchange with the server.
 
 use super::address;
-use super::program::{RemoteKernel, RemoteProgram};
+use super::program::{RemoteKernel, RemoteProgram, ServerProgram};
 use super::session::Session;
 use super::stream::RemoteStream;
 use super::wire::{Reply, Request, INLINE_LIMIT};
@@ -43,6 +43,7 @@ impl RemoteDevice {
             groups: config.num_groups,
             group_size: config.group_size,
             dynamic_shared: config.dyn_shared_memory as u64,
+            cooperative: config.cooperative,
             arguments,
         };
         if stream != 0 {
@@ -192,13 +193,31 @@ impl Device for RemoteDevice {
                         format!("no address space left for {size} bytes of remote memory"),
                     )
                 })?;
+                // Memory the host reads and writes too: shared with a server on this
+                // node (which maps the same object at the same address).
+                let segment = matches!(kind, AllocKind::Host | AllocKind::Managed)
+                    .then(|| address::SharedSegment::create(at, size))
+                    .flatten();
                 let request = Request::Alloc {
                     device: self.index,
                     kind: kind as u32,
                     size: size as u64,
                     at: at as u64,
+                    shared: segment.as_ref().map_or_else(String::new, |s| s.name()),
                 };
-                let got = match self.session.exchange(self.rank, &request, &[], &mut []) {
+                let reply = self.session.exchange(self.rank, &request, &[], &mut []);
+                if let Ok(Reply::Shared(got)) = reply {
+                    if got as usize == at {
+                        address::record(at, size, self.owner(), address::Reserved::Whole);
+                        return Ok(at);
+                    }
+                }
+                // Not shared (a server on another node, or not its host memory): the
+                // range is a plain reservation again.
+                if let Some(segment) = segment {
+                    segment.withdraw(at, size);
+                }
+                let got = match reply {
                     Ok(reply) => Self::value(reply, self.rank)? as usize,
                     Err(e) if e.code == ErrorCode::InvalidValue => {
                         taken_there.push(at);
@@ -320,9 +339,15 @@ impl Device for RemoteDevice {
             .this
             .upgrade()
             .ok_or_else(|| Error::new(ErrorCode::InvalidDevice, "the remote device is gone"))?;
+        let handle = Self::value(reply, self.rank)?;
+        let on_server = Arc::new(ServerProgram {
+            device: device.clone(),
+            handle,
+        });
         Ok(Arc::new(RemoteProgram {
             device,
-            handle: Self::value(reply, self.rank)?,
+            handle,
+            on_server,
         }))
     }
 

@@ -12,12 +12,23 @@ use std::sync::Arc;
 pub struct RemoteProgram {
     pub device: Arc<RemoteDevice>,
     pub handle: u64,
+    /// The program on the server, destroyed when neither this nor a kernel of it (a
+    /// launch still queued) uses it any more.
+    pub on_server: Arc<ServerProgram>,
+}
+
+/// A program's life on its server.
+pub struct ServerProgram {
+    pub device: Arc<RemoteDevice>,
+    pub handle: u64,
 }
 
 pub struct RemoteKernel {
     pub name: String,
     pub device: Arc<RemoteDevice>,
     pub handle: u64,
+    /// Keeps the program on the server while the kernel may still be launched.
+    pub program: Arc<ServerProgram>,
 }
 
 fn unexpected(rank: i32, reply: Reply) -> Error {
@@ -53,6 +64,7 @@ impl Program for RemoteProgram {
                 name: name.to_string(),
                 device: self.device.clone(),
                 handle,
+                program: self.on_server.clone(),
             })),
             other => Err(unexpected(self.device.rank, other)),
         }
@@ -69,7 +81,7 @@ impl Program for RemoteProgram {
     }
 }
 
-impl Drop for RemoteProgram {
+impl Drop for ServerProgram {
     /// The server forgets the program and its kernels (best effort: at exit the server
     /// may be gone already).
     fn drop(&mut self) {
@@ -102,9 +114,19 @@ impl Kernel for RemoteKernel {
         }
     }
 
-    fn max_cooperative_groups(&self, _config: &LaunchConfig) -> Result<u32> {
-        Err(crate::plugin::unsupported(
-            "cooperative launches on remote devices",
-        ))
+    /// The server's kernel answers.
+    fn max_cooperative_groups(&self, config: &LaunchConfig) -> Result<u32> {
+        let request = Request::CooperativeGroups {
+            kernel: self.handle,
+            dimensions: config.dimensions,
+            groups: config.num_groups,
+            group_size: config.group_size,
+            dynamic_shared: config.dyn_shared_memory as u64,
+        };
+        let d = &self.device;
+        match d.session.exchange(d.rank, &request, &[], &mut [])? {
+            Reply::Value(n) => Ok(u32::try_from(n).unwrap_or(u32::MAX)),
+            other => Err(unexpected(d.rank, other)),
+        }
     }
 }

@@ -18,11 +18,15 @@ pub enum Request {
     /// `at`: the address the application reserved for it (0: anywhere); a server whose
     /// device is its own memory maps it there, so the address is the same on both sides
     /// and never another device's.
+    /// `shared`: for memory the application's host reads and writes too (HOST and
+    /// MANAGED), the name of a shared-memory object the application made and mapped at
+    /// `at`; a server on the same node maps it there too, and the memory is one.
     Alloc {
         device: u32,
         kind: u32,
         size: u64,
         at: u64,
+        shared: String,
     },
     Free {
         device: u32,
@@ -73,6 +77,8 @@ pub enum Request {
         groups: [u32; 3],
         group_size: [u32; 3],
         dynamic_shared: u64,
+        /// All groups resident at once (checked against `CooperativeGroups`).
+        cooperative: bool,
         arguments: Vec<u8>,
     },
     Exit,
@@ -111,6 +117,14 @@ pub enum Request {
     EndStream {
         stream: u64,
     },
+    /// How many groups of this shape a cooperative launch of `kernel` may have.
+    CooperativeGroups {
+        kernel: u64,
+        dimensions: u32,
+        groups: [u32; 3],
+        group_size: [u32; 3],
+        dynamic_shared: u64,
+    },
     /// A write of at most `INLINE_LIMIT` bytes, the data in the request itself.
     WriteInline {
         device: u32,
@@ -136,6 +150,8 @@ pub enum Reply {
     Pair(u64, u64),
     /// A read of at most `INLINE_LIMIT` bytes: the data itself.
     Data(Vec<u8>),
+    /// An allocation at this address that maps the application's shared-memory object.
+    Shared(u64),
     /// `Hello`'s answer: each device's info, as (`ol_device_info_t`, value) pairs.
     Devices(Vec<Vec<(u32, InfoValue)>>),
     /// The operation failed: its `ol_errc_t` and the server's words.
@@ -235,7 +251,14 @@ impl Request {
                 kind,
                 size,
                 at,
-            } => w.u8(1).u32(*device).u32(*kind).u64(*size).u64(*at),
+                shared,
+            } => w
+                .u8(1)
+                .u32(*device)
+                .u32(*kind)
+                .u64(*size)
+                .u64(*at)
+                .bytes(shared.as_bytes()),
             Request::Free {
                 device,
                 kind,
@@ -273,6 +296,7 @@ impl Request {
                 groups,
                 group_size,
                 dynamic_shared,
+                cooperative,
                 arguments,
             } => {
                 w.u8(9)
@@ -283,7 +307,9 @@ impl Request {
                 for d in groups.iter().chain(group_size) {
                     w.u32(*d);
                 }
-                w.u64(*dynamic_shared).bytes(arguments)
+                w.u64(*dynamic_shared)
+                    .u8(u8::from(*cooperative))
+                    .bytes(arguments)
             }
             Request::Exit => w.u8(10),
             Request::CheckImage { device, size } => w.u8(11).u32(*device).u64(*size),
@@ -312,6 +338,19 @@ impl Request {
                 address,
                 data,
             } => w.u8(17).u32(*device).u64(*address).bytes(data),
+            Request::CooperativeGroups {
+                kernel,
+                dimensions,
+                groups,
+                group_size,
+                dynamic_shared,
+            } => {
+                w.u8(18).u64(*kernel).u32(*dimensions);
+                for d in groups.iter().chain(group_size) {
+                    w.u32(*d);
+                }
+                w.u64(*dynamic_shared)
+            }
         };
         w.0
     }
@@ -325,6 +364,7 @@ impl Request {
                 kind: r.u32("allocation kind")?,
                 size: r.u64("size")?,
                 at: r.u64("address")?,
+                shared: r.string("shared memory name")?,
             },
             2 => Request::Free {
                 device: r.u32("device")?,
@@ -368,6 +408,7 @@ impl Request {
                 groups: r.dims("group counts")?,
                 group_size: r.dims("group size")?,
                 dynamic_shared: r.u64("dynamic shared memory")?,
+                cooperative: r.u8("cooperative flag")? != 0,
                 arguments: r.bytes("kernel arguments")?,
             },
             10 => Request::Exit,
@@ -404,9 +445,16 @@ impl Request {
                 address: r.u64("address")?,
                 data: r.bytes("data")?,
             },
+            18 => Request::CooperativeGroups {
+                kernel: r.u64("kernel")?,
+                dimensions: r.u32("dimensions")?,
+                groups: r.dims("group counts")?,
+                group_size: r.dims("group size")?,
+                dynamic_shared: r.u64("dynamic shared memory")?,
+            },
             other => {
                 return Err(DecodeError(format!(
-                    "unknown request kind {other} (expected 0 to 17)"
+                    "unknown request kind {other} (expected 0 to 18)"
                 )))
             }
         };
@@ -495,6 +543,9 @@ impl Reply {
             Reply::Data(data) => {
                 w.u8(5).bytes(data);
             }
+            Reply::Shared(address) => {
+                w.u8(6).u64(*address);
+            }
         }
         w.0
     }
@@ -523,9 +574,10 @@ impl Reply {
             },
             4 => Reply::Pair(r.u64("first value")?, r.u64("second value")?),
             5 => Reply::Data(r.bytes("data")?),
+            6 => Reply::Shared(r.u64("address")?),
             other => {
                 return Err(DecodeError(format!(
-                    "unknown reply kind {other} (expected 0 to 5)"
+                    "unknown reply kind {other} (expected 0 to 6)"
                 )))
             }
         };
@@ -546,6 +598,7 @@ mod tests {
                 kind: 2,
                 size: 1 << 40,
                 at: 0x7000_0000_0000,
+                shared: "/offload-1-2".into(),
             },
             Request::Free {
                 device: 0,
@@ -587,6 +640,7 @@ mod tests {
                 groups: [4, 2, 1],
                 group_size: [64, 1, 1],
                 dynamic_shared: 512,
+                cooperative: true,
                 arguments: vec![9; 24],
             },
             Request::Exit,
@@ -618,6 +672,13 @@ mod tests {
                 device: 2,
                 address: 0x4000,
                 data: vec![7; 100],
+            },
+            Request::CooperativeGroups {
+                kernel: 4,
+                dimensions: 1,
+                groups: [1, 1, 1],
+                group_size: [32, 1, 1],
+                dynamic_shared: 0,
             },
         ]
     }
@@ -664,6 +725,7 @@ mod tests {
             },
             Reply::Pair(0x1000, 8),
             Reply::Data(vec![1, 2, 3]),
+            Reply::Shared(0x7000_0000_0000),
         ];
         for reply in replies {
             assert_eq!(Reply::decode(&reply.encode()), Ok(reply.clone()));

@@ -276,6 +276,7 @@ impl Server {
                 kind,
                 size,
                 at,
+                shared,
             } => {
                 let kind = AllocKind::try_from(kind).map_err(|k| {
                     (
@@ -285,6 +286,20 @@ impl Server {
                 })?;
                 let own = self.own_memory(device)?;
                 let placed = at != 0 && own && self.place;
+                // The application's own shared memory, where this server is on its node.
+                if placed && !shared.is_empty() {
+                    if let Ok(address) = memory::attach(&shared, at as usize, size as usize) {
+                        let region = Region {
+                            size: size as usize,
+                            device,
+                            own,
+                            placed,
+                            program: None,
+                        };
+                        self.memory.add(address, region);
+                        return Ok((Reply::Shared(address as u64), Outgoing::Nothing));
+                    }
+                }
                 let address = if placed {
                     memory::place(at as usize, size as usize)?
                 } else {
@@ -444,6 +459,7 @@ impl Server {
                 groups,
                 group_size,
                 dynamic_shared,
+                cooperative,
                 arguments,
             } => {
                 let (_, found) = self
@@ -458,7 +474,7 @@ impl Server {
                         num_groups: groups,
                         group_size,
                         dyn_shared_memory: dynamic_shared as usize,
-                        cooperative: false,
+                        cooperative,
                     },
                     args: KernelArgs { bytes: arguments },
                 };
@@ -491,6 +507,27 @@ impl Server {
                         .map_err(failed)?,
                 }
                 Ok((Reply::Done, Outgoing::Nothing))
+            }
+            Request::CooperativeGroups {
+                kernel,
+                dimensions,
+                groups,
+                group_size,
+                dynamic_shared,
+            } => {
+                let (_, found) = self
+                    .kernels
+                    .get(&kernel)
+                    .ok_or((ErrorCode::InvalidArgument, format!("no kernel {kernel}")))?;
+                let config = LaunchConfig {
+                    dimensions,
+                    num_groups: groups,
+                    group_size,
+                    dyn_shared_memory: dynamic_shared as usize,
+                    cooperative: true,
+                };
+                let n = found.max_cooperative_groups(&config).map_err(failed)?;
+                Ok((Reply::Value(u64::from(n)), Outgoing::Nothing))
             }
             Request::Sync { stream } => self.sync_queue(stream, false),
             Request::EndStream { stream } => self.sync_queue(stream, true),

@@ -84,6 +84,46 @@ pub fn place(at: usize, size: usize) -> Result<usize, (ErrorCode, String)> {
     Ok(at)
 }
 
+/// Maps the application's shared-memory object `name` (`size` bytes) at `at`, the
+/// address it has it at: then the host device's memory is the application's memory too.
+/// Fails where the object is not to be found (this server is on another node) or the
+/// address is taken here.
+pub fn attach(name: &str, at: usize, size: usize) -> Result<usize, String> {
+    let c_name = std::ffi::CString::new(name).map_err(|_| format!("a name with NUL: {name}"))?;
+    // SAFETY: a NUL-terminated name; opening an existing object, read-write.
+    let fd = unsafe { libc::shm_open(c_name.as_ptr(), libc::O_RDWR, 0) };
+    if fd < 0 {
+        return Err(format!("{name}: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: plain data filled by fstat on our descriptor.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open; `stat` is writable.
+    let sized = unsafe { libc::fstat(fd, &mut stat) } == 0 && stat.st_size as u64 >= size as u64;
+    // SAFETY: MAP_FIXED_NOREPLACE never replaces a mapping: the object at `at`, or a
+    // failure.
+    let got = sized.then(|| unsafe {
+        libc::mmap(
+            at as *mut libc::c_void,
+            size.max(1),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE,
+            fd,
+            0,
+        )
+    });
+    // SAFETY: our descriptor; the mapping keeps the object.
+    unsafe { libc::close(fd) };
+    match got {
+        Some(p) if p != libc::MAP_FAILED && p as usize == at => Ok(at),
+        Some(p) if p != libc::MAP_FAILED => {
+            unplace(p as usize, size);
+            Err(format!("{name}: mapped elsewhere than {at:#x}"))
+        }
+        Some(_) => Err(format!("{name}: {}", std::io::Error::last_os_error())),
+        None => Err(format!("{name}: smaller than {size} bytes")),
+    }
+}
+
 /// Unmaps what `place` mapped.
 pub fn unplace(at: usize, size: usize) {
     // SAFETY: a mapping `place` made, of this size, which nothing uses any more.
