@@ -84,7 +84,7 @@ pub unsafe extern "C" fn offload_mpi_send(
     }
 }
 
-/// Receives the next message of `source` with `tag` within `timeout_ms` (negative: no
+/// Receives the next message of `source` with `tag` within `timeout_us` (negative: no
 /// limit) into a buffer this library allocates; `offload_mpi_free` gives it back.
 ///
 /// # Safety
@@ -93,14 +93,14 @@ pub unsafe extern "C" fn offload_mpi_send(
 pub unsafe extern "C" fn offload_mpi_receive(
     source: c_int,
     tag: c_int,
-    timeout_ms: i64,
+    timeout_us: i64,
     out: *mut *mut u8,
     out_len: *mut u64,
 ) -> c_int {
     if out.is_null() || out_len.is_null() {
         return fail("offload_mpi_receive: NULL output".into());
     }
-    let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
+    let timeout = u64::try_from(timeout_us).ok().map(Duration::from_micros);
     match with_transport(|t| t.receive(source, tag, timeout)) {
         Ok(data) => {
             let data = data.into_boxed_slice();
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn offload_mpi_receive(
     }
 }
 
-/// Receives the next message of `source` with `tag` within `timeout_ms` (negative: no
+/// Receives the next message of `source` with `tag` within `timeout_us` (negative: no
 /// limit) into the caller's `buffer` of `capacity` bytes; its length goes to `out_len`.
 ///
 /// # Safety
@@ -125,7 +125,7 @@ pub unsafe extern "C" fn offload_mpi_receive(
 pub unsafe extern "C" fn offload_mpi_receive_into(
     source: c_int,
     tag: c_int,
-    timeout_ms: i64,
+    timeout_us: i64,
     buffer: *mut u8,
     capacity: u64,
     out_len: *mut u64,
@@ -133,7 +133,7 @@ pub unsafe extern "C" fn offload_mpi_receive_into(
     if out_len.is_null() || (buffer.is_null() && capacity > 0) {
         return fail("offload_mpi_receive_into: NULL buffer or output".into());
     }
-    let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
+    let timeout = u64::try_from(timeout_us).ok().map(Duration::from_micros);
     let slice: &mut [u8] = if capacity == 0 {
         &mut []
     } else {
@@ -172,7 +172,7 @@ pub unsafe extern "C" fn offload_mpi_send_fragments(
 }
 
 /// Receives `len` bytes from `source` with `tag` into `buffer`, in fragments of
-/// `fragment` bytes, all receives posted at once, within `timeout_ms` (negative: no
+/// `fragment` bytes, all receives posted at once, within `timeout_us` (negative: no
 /// limit). A short fragment (the sender gave up) is a failure.
 ///
 /// # Safety
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn offload_mpi_send_fragments(
 pub unsafe extern "C" fn offload_mpi_receive_fragments(
     source: c_int,
     tag: c_int,
-    timeout_ms: i64,
+    timeout_us: i64,
     buffer: *mut u8,
     len: u64,
     fragment: u64,
@@ -189,7 +189,7 @@ pub unsafe extern "C" fn offload_mpi_receive_fragments(
     if buffer.is_null() && len > 0 {
         return fail("offload_mpi_receive_fragments: NULL buffer".into());
     }
-    let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
+    let timeout = u64::try_from(timeout_us).ok().map(Duration::from_micros);
     let slice: &mut [u8] = if len == 0 {
         &mut []
     } else {

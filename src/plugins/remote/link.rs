@@ -136,9 +136,9 @@ impl Link {
         timeout: Duration,
     ) -> Result<Vec<u8>, (bool, String)> {
         let (mut data, mut len): (*mut u8, u64) = (std::ptr::null_mut(), 0);
-        let millis = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
+        let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
         // SAFETY: two writable locations; the buffer is given back below.
-        match unsafe { (self.receive)(source, tag, millis, &mut data, &mut len) } {
+        match unsafe { (self.receive)(source, tag, micros, &mut data, &mut len) } {
             0 => {}
             code => return Err((code == -2, self.last_error())),
         }
@@ -161,14 +161,14 @@ impl Link {
         timeout: Duration,
         buffer: &mut [u8],
     ) -> Result<usize, String> {
-        let millis = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
+        let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
         let mut length = 0u64;
         // SAFETY: `buffer` is a live mutable slice of its length; `length` is writable.
         let rc = unsafe {
             (self.receive_into)(
                 source,
                 tag,
-                millis,
+                micros,
                 buffer.as_mut_ptr(),
                 buffer.len() as u64,
                 &mut length,
@@ -207,13 +207,13 @@ impl Link {
         buffer: &mut [u8],
         fragment: u64,
     ) -> Result<(), String> {
-        let millis = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
+        let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
         // SAFETY: `buffer` is a live mutable slice of its length.
         let rc = unsafe {
             (self.receive_fragments)(
                 source,
                 tag,
-                millis,
+                micros,
                 buffer.as_mut_ptr(),
                 buffer.len() as u64,
                 fragment,

@@ -1,22 +1,20 @@
-//! Remote devices over MPI (issue 11, in progress): every device of a device-server
-//! process (`offload-mpi-device`, one per MPI rank, the `remote-mpi` crate) appears in
-//! the application as an ordinary device of the MPI platform.
+//! Remote devices over MPI: every device of a device-server process
+//! (`offload-mpi-device`, one per MPI rank, the `remote-mpi` crate) appears in the
+//! application as an ordinary device of the MPI platform.
 //!
 //! - [`wire`] — requests and replies as bytes; [`fragments`] — how transfers are cut.
 //! - [`link`] — the MPI transport library, opened only under an MPI launcher.
-//! - [`address`] — remote memory at addresses the application reserved for it.
-//! - [`session`] — the server ranks and one whole exchange at a time with each.
+//! - [`address`] — remote memory at one address on both sides, never another device's;
+//!   HOST and MANAGED memory shared with a server on this node.
+//! - [`session`] — the server ranks and the exchanges with them, each with its own tag;
+//!   [`engine`] — the thread that waits for replies of long exchanges.
 //! - [`device`], [`plugin`] — the devices and the platform.
-//! - [`program`], [`stream`] — programs and kernels on a server; queues and events.
-//!
-//! Served so far: discovery with every info value, memory of every kind, copies between
-//! the application and a server and within a server's device, fills, programs (images
-//! checked and loaded by the server's own backend), kernels and globals, queues (each
-//! operation done when enqueued) and events. Copies between two servers answer
-//! "not served yet" (`OL_ERRC_UNIMPLEMENTED`).
+//! - [`program`], [`stream`] — programs and kernels on a server; queues (kernels queued
+//!   on a server stream without an answer each) and events.
 
 pub mod address;
 pub mod device;
+pub mod engine;
 pub mod fragments;
 pub mod link;
 pub mod plugin;

@@ -6,6 +6,7 @@
 //! server that does not answer within the timeout turns the operation into an error
 //! naming it, never a hang. At process exit every server is told to stop.
 
+use super::engine::{Engine, Parked};
 use super::fragments::DEFAULT_FRAGMENT;
 use super::link::Link;
 use super::wire::{self, Reply, Request};
@@ -24,8 +25,10 @@ pub const FIRST_OPERATION_TAG: i32 = 16;
 /// OpenMPI and MPICH; far more than the exchanges ever in flight at once).
 const LAST_OPERATION_TAG: i32 = 1 << 22;
 
-/// How long one wait for a reply lasts before the server's heartbeats are looked at.
+/// How long a waiting thread sleeps before it looks at the server's signs of life.
 const SLICE: Duration = Duration::from_millis(100);
+/// How long a waiting thread polls for its reply itself before the engine takes over.
+const POLL_FIRST: Duration = Duration::from_micros(500);
 
 /// How long a server may take to answer (`OFFLOAD_MPI_TIMEOUT`, seconds; default 5).
 pub fn timeout() -> Duration {
@@ -58,6 +61,8 @@ pub struct Session {
     /// Copies between two servers go one at a time: each server sends its half while it
     /// serves the request, and two in opposite directions would wait for each other.
     between: Mutex<()>,
+    /// Where long waits for replies go.
+    engine: Engine,
 }
 
 static SESSION: OnceLock<std::result::Result<Arc<Session>, String>> = OnceLock::new();
@@ -109,6 +114,7 @@ fn open() -> std::result::Result<Arc<Session>, String> {
         opened: Instant::now(),
         next_tag: AtomicU32::new(0),
         between: Mutex::new(()),
+        engine: Engine::default(),
     });
     // SAFETY: registering a plain extern "C" function.
     unsafe { libc::atexit(stop_servers) };
@@ -308,39 +314,92 @@ impl Session {
         server.heard.fetch_max(now, Ordering::Relaxed);
     }
 
-    /// The reply of `server` to the exchange `tag`. A busy server says it is alive every
-    /// half second (a long kernel or transfer is no silence); one that says nothing for
-    /// the timeout is lost, and the operation fails instead of hanging.
+    /// The reply of `server` to the exchange `tag`. The waiting thread polls for a
+    /// moment; then it hands the wait to the engine thread and sleeps. A busy server says
+    /// it is alive every half second (a long kernel or transfer is no silence); one that
+    /// says nothing for the timeout is lost, and the operation fails instead of hanging.
     fn await_reply(&self, server: &Server, tag: i32) -> std::result::Result<Vec<u8>, String> {
         self.heard(server);
+        match self.link.receive_or_time_out(server.rank, tag, POLL_FIRST) {
+            Ok(bytes) => {
+                self.heard(server);
+                return Ok(bytes);
+            }
+            Err((false, e)) => return Err(e),
+            Err((true, _)) => {}
+        }
+        let slot = self.engine.park(server.rank, tag, start_engine);
         loop {
-            match self.link.receive_or_time_out(server.rank, tag, SLICE) {
-                Ok(bytes) => {
-                    self.heard(server);
-                    return Ok(bytes);
+            if let Some(reply) = slot.wait(SLICE) {
+                return reply;
+            }
+            let heard = Duration::from_nanos(server.heard.load(Ordering::Relaxed));
+            let silent = self.opened.elapsed().saturating_sub(heard) > self.timeout;
+            let lost = server.lost.lock().clone();
+            if silent || lost.is_some() {
+                self.engine.unpark(&slot);
+                // The engine may have delivered it just now.
+                if let Some(reply) = slot.wait(Duration::ZERO) {
+                    return reply;
                 }
-                Err((true, _)) => {
-                    while self
-                        .link
-                        .receive_or_time_out(server.rank, TAG_HEARTBEAT, Duration::ZERO)
-                        .is_ok()
-                    {
-                        self.heard(server);
-                    }
-                    let heard = Duration::from_nanos(server.heard.load(Ordering::Relaxed));
-                    if self.opened.elapsed().saturating_sub(heard) > self.timeout {
-                        return Err(format!(
-                            "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
-                            self.timeout.as_secs_f64()
-                        ));
-                    }
-                    if let Some(why) = server.lost.lock().as_ref() {
-                        return Err(format!("lost meanwhile: {why}"));
-                    }
-                }
-                Err((false, e)) => return Err(e),
+                return Err(match lost {
+                    Some(why) => format!("lost meanwhile: {why}"),
+                    None => format!(
+                        "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
+                        self.timeout.as_secs_f64()
+                    ),
+                });
             }
         }
+    }
+
+    /// The engine thread's work: a parked exchange's reply if it came, and the
+    /// heartbeats of a rank.
+    fn take_reply(&self, parked: &Parked) -> Option<std::result::Result<Vec<u8>, String>> {
+        match self
+            .link
+            .receive_or_time_out(parked.rank, parked.tag, Duration::ZERO)
+        {
+            Ok(bytes) => {
+                if let Ok(server) = self.server(parked.rank) {
+                    self.heard(server);
+                }
+                Some(Ok(bytes))
+            }
+            Err((true, _)) => None,
+            Err((false, e)) => Some(Err(e)),
+        }
+    }
+
+    fn take_heartbeats(&self, rank: i32) {
+        let Ok(server) = self.server(rank) else {
+            return;
+        };
+        while self
+            .link
+            .receive_or_time_out(rank, TAG_HEARTBEAT, Duration::ZERO)
+            .is_ok()
+        {
+            self.heard(server);
+        }
+    }
+}
+
+/// Starts the engine thread of the process's session.
+fn start_engine() {
+    let Some(Ok(session)) = SESSION.get().cloned() else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("offload-mpi-engine".into())
+        .spawn(move || {
+            session.engine.poll(
+                |p| session.take_reply(p),
+                |rank| session.take_heartbeats(rank),
+            )
+        });
+    if let Err(e) = spawned {
+        crate::runtime::config::trace(|| format!("MPI: no engine thread: {e}"));
     }
 }
 

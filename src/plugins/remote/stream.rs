@@ -92,10 +92,15 @@ impl RemoteStream {
             .name("offload-remote-stream".into())
             .spawn(move || {
                 for job in receive {
-                    worker_shared.run(&mut worker, job);
+                    // An event completes last: after its failure is kept and the job no
+                    // longer counts, so that whoever it wakes sees both.
+                    let reached = worker_shared.run(&mut worker, job);
                     worker_shared
                         .pending
                         .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+                    if let Some(event) = reached {
+                        event.complete();
+                    }
                 }
                 worker.end();
             })
@@ -184,12 +189,13 @@ impl Worker {
 }
 
 impl Shared {
-    fn run(&self, worker: &mut Worker, job: Job) {
+    /// Runs `job`, keeping its failure; an event it reached is returned, to complete.
+    fn run(&self, worker: &mut Worker, job: Job) -> Option<Arc<RemoteEvent>> {
+        let mut reached = None;
         let (name, outcome) = match job {
             Job::Record(event) => {
-                let settled = worker.settle();
-                event.complete();
-                ("olLaunchKernel", settled)
+                reached = Some(event);
+                ("olLaunchKernel", worker.settle())
             }
             Job::Wait(event) => ("a wait", event.synchronize()),
             Job::Op(name, op @ StreamOp::Launch { .. }, guard) => (
@@ -213,6 +219,7 @@ impl Shared {
         if let Err(e) = outcome {
             self.keep(name, e);
         }
+        reached
     }
 
     /// Keeps the queue's first failure.
