@@ -4,22 +4,11 @@
 use super::agents::{parse_isa_name, AgentPools, IsaName};
 use super::ffi::{agent_info as info, Agent};
 use super::hsa::Hsa;
-use crate::plugin::{DeviceInfo, DeviceType, InfoValue};
+use crate::plugin::{fp, DeviceInfo, DeviceType, InfoValue};
 use crate::runtime::error::{Error, Result};
 
 /// The PCI vendor id of AMD.
 pub const VENDOR_ID: u32 = 0x1002;
-
-/// `ol_device_fp_capability_flag_t` bits the GPUs have.
-mod fp {
-    pub const CORRECTLY_ROUNDED_DIVIDE_SQRT: u32 = 1;
-    pub const ROUND_TO_NEAREST: u32 = 2;
-    pub const ROUND_TO_ZERO: u32 = 4;
-    pub const ROUND_TO_INF: u32 = 8;
-    pub const INF_NAN: u32 = 16;
-    pub const DENORM: u32 = 32;
-    pub const FMA: u32 = 64;
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceFacts {

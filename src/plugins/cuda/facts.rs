@@ -3,7 +3,7 @@
 
 use super::driver::Driver;
 use super::ffi::{device_attribute as attr, CuDevice};
-use crate::plugin::{DeviceInfo, DeviceType, InfoValue};
+use crate::plugin::{fp, DeviceInfo, DeviceType, InfoValue};
 use crate::runtime::error::{Error, Result};
 
 /// `OL_DEVICE_INFO_VENDOR` of every NVIDIA device.
@@ -11,20 +11,11 @@ pub const VENDOR: &str = "NVIDIA Corporation";
 /// The PCI vendor id of NVIDIA.
 pub const VENDOR_ID: u32 = 0x10de;
 
-/// `ol_device_fp_capability_flag_t` bits.
-pub mod fp {
-    pub const CORRECTLY_ROUNDED_DIVIDE_SQRT: u32 = 1;
-    pub const ROUND_TO_NEAREST: u32 = 2;
-    pub const ROUND_TO_ZERO: u32 = 4;
-    pub const ROUND_TO_INF: u32 = 8;
-    pub const INF_NAN: u32 = 16;
-    pub const DENORM: u32 = 32;
-    pub const FMA: u32 = 64;
-    /// The IEEE 754 behaviour every NVIDIA GPU has in hardware: all four rounding modes
-    /// (as instruction modifiers), infinities and NaNs, denormals (single precision
-    /// flushes them only when a kernel is built with -ftz).
-    pub const IEEE: u32 = ROUND_TO_NEAREST | ROUND_TO_ZERO | ROUND_TO_INF | INF_NAN | DENORM;
-}
+/// The IEEE 754 behaviour every NVIDIA GPU has in hardware: all four rounding modes (as
+/// instruction modifiers), infinities and NaNs, denormals (single precision flushes them
+/// only when a kernel is built with -ftz).
+const IEEE: u32 =
+    fp::ROUND_TO_NEAREST | fp::ROUND_TO_ZERO | fp::ROUND_TO_INF | fp::INF_NAN | fp::DENORM;
 
 /// The readings of one device.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -207,7 +198,7 @@ pub fn max_work_size(grid: [u32; 3], max_threads_per_block: i32) -> u32 {
 /// multiply-add and correctly rounded division and square root (the default of CUDA C and
 /// of LLVM's NVPTX backend; the approximate forms are opt-in).
 pub fn full_fp_config() -> u32 {
-    fp::IEEE | fp::FMA | fp::CORRECTLY_ROUNDED_DIVIDE_SQRT
+    IEEE | fp::FMA | fp::CORRECTLY_ROUNDED_DIVIDE_SQRT
 }
 
 /// Half precision arithmetic arrived with sm_53 (`add.f16`, `fma.rn.f16`); before it
@@ -215,7 +206,7 @@ pub fn full_fp_config() -> u32 {
 /// values go through single precision, so they are not claimed as correctly rounded.
 pub fn half_fp_config(sm: u32) -> u32 {
     if sm >= 53 {
-        fp::IEEE | fp::FMA
+        IEEE | fp::FMA
     } else {
         0
     }

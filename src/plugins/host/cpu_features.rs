@@ -11,26 +11,17 @@
 //! the OS saves the wide register state (XCR0 via xgetbv for AVX / AVX-512),
 //! and `__cpuid` is a safe function in Rust 1.95.
 
+use crate::plugin::fp;
 use std::path::Path;
-
-/// The `OL_DEVICE_FP_CAPABILITY_FLAG_*` bits of `ol_device_fp_capability_flags_t`.
-pub const FP_CORRECTLY_ROUNDED_DIVIDE_SQRT: u32 = 1;
-pub const FP_ROUND_TO_NEAREST: u32 = 2;
-pub const FP_ROUND_TO_ZERO: u32 = 4;
-pub const FP_ROUND_TO_INF: u32 = 8;
-pub const FP_INF_NAN: u32 = 16;
-pub const FP_DENORM: u32 = 32;
-pub const FP_FMA: u32 = 64;
-pub const FP_SOFT_FLOAT: u32 = 128;
 
 /// Full IEEE 754 hardware arithmetic: correctly rounded `/` and `sqrt`, all
 /// four rounding modes, inf/NaN and denormals (FMA is reported separately).
-const IEEE: u32 = FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
-    | FP_ROUND_TO_NEAREST
-    | FP_ROUND_TO_ZERO
-    | FP_ROUND_TO_INF
-    | FP_INF_NAN
-    | FP_DENORM;
+const IEEE: u32 = fp::CORRECTLY_ROUNDED_DIVIDE_SQRT
+    | fp::ROUND_TO_NEAREST
+    | fp::ROUND_TO_ZERO
+    | fp::ROUND_TO_INF
+    | fp::INF_NAN
+    | fp::DENORM;
 
 /// The answers to the FP-config and native-vector-width queries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,7 +102,7 @@ fn widths(int8_16: u32, int32_64: u32, fp: u32, half: u32) -> NativeVectorWidths
 fn from_isa(isa: &Isa) -> CpuFeatures {
     // The width of the first choice whose feature is present, else 16 bytes.
     let pick = |choices: &[(bool, u32)]| choices.iter().find(|c| c.0).map_or(16, |c| c.1);
-    let full_half = |has: bool| if has { IEEE | FP_FMA } else { 0 };
+    let full_half = |has: bool| if has { IEEE | fp::FMA } else { 0 };
     let (fp, half_fp, vector_width) = match isa.arch {
         Arch::X86_64 => {
             let int = pick(&[(isa.avx512f, 64), (isa.avx2, 32)]);
@@ -121,7 +112,7 @@ fn from_isa(isa: &Isa) -> CpuFeatures {
             ]);
             let float = pick(&[(isa.avx512f, 64), (isa.avx, 32)]);
             let half = if isa.avx512fp16 { 64 } else { 0 };
-            let fp = IEEE | if isa.fma { FP_FMA } else { 0 };
+            let fp = IEEE | if isa.fma { fp::FMA } else { 0 };
             (
                 fp,
                 full_half(isa.avx512fp16),
@@ -130,10 +121,14 @@ fn from_isa(isa: &Isa) -> CpuFeatures {
         }
         Arch::Aarch64 if isa.neon => {
             let half = if isa.fp16 { 16 } else { 0 };
-            (IEEE | FP_FMA, full_half(isa.fp16), widths(16, 16, 16, half))
+            (
+                IEEE | fp::FMA,
+                full_half(isa.fp16),
+                widths(16, 16, 16, half),
+            )
         }
-        Arch::Aarch64 => (IEEE | FP_FMA, full_half(isa.fp16), SCALAR),
-        Arch::Other => (FP_ROUND_TO_NEAREST | FP_INF_NAN, 0, SCALAR),
+        Arch::Aarch64 => (IEEE | fp::FMA, full_half(isa.fp16), SCALAR),
+        Arch::Other => (fp::ROUND_TO_NEAREST | fp::INF_NAN, 0, SCALAR),
     };
     CpuFeatures {
         single_fp: fp,
@@ -264,16 +259,16 @@ mod tests {
     fn x86_64_policy() {
         const F: bool = false;
         const T: bool = true;
-        let half = IEEE | FP_FMA;
+        let half = IEEE | fp::FMA;
         #[rustfmt::skip]
         let cases = [
             // (avx, avx2, avx512f, avx512bw, fma, avx512fp16) -> answers
             ((F, F, F, F, F, F), IEEE, 0, widths(16, 16, 16, 0)), // SSE2 baseline
             ((T, F, F, F, F, F), IEEE, 0, widths(16, 16, 32, 0)), // AVX: floats only
-            ((T, T, F, F, T, F), IEEE | FP_FMA, 0, widths(32, 32, 32, 0)), // AVX2+FMA(+F16C)
-            ((T, T, T, F, T, F), IEEE | FP_FMA, 0, widths(32, 64, 64, 0)), // no AVX512BW
-            ((T, T, T, T, T, F), IEEE | FP_FMA, 0, widths(64, 64, 64, 0)),
-            ((T, T, T, T, T, T), IEEE | FP_FMA, half, widths(64, 64, 64, 64)),
+            ((T, T, F, F, T, F), IEEE | fp::FMA, 0, widths(32, 32, 32, 0)), // AVX2+FMA(+F16C)
+            ((T, T, T, F, T, F), IEEE | fp::FMA, 0, widths(32, 64, 64, 0)), // no AVX512BW
+            ((T, T, T, T, T, F), IEEE | fp::FMA, 0, widths(64, 64, 64, 0)),
+            ((T, T, T, T, T, T), IEEE | fp::FMA, half, widths(64, 64, 64, 64)),
         ];
         for ((avx, avx2, avx512f, avx512bw, fma, avx512fp16), fp, half_fp, vw) in cases {
             let isa = Isa {
@@ -312,14 +307,14 @@ mod tests {
             })
         };
         let neon = arm(true, false);
-        assert_eq!(neon.double_fp, IEEE | FP_FMA);
+        assert_eq!(neon.double_fp, IEEE | fp::FMA);
         assert_eq!((neon.half_fp, neon.vector_width.half), (0, 0));
         assert_eq!((neon.vector_width.char, neon.vector_width.long), (16, 2));
         let fp16 = arm(true, true);
-        assert_eq!((fp16.half_fp, fp16.vector_width.half), (IEEE | FP_FMA, 8));
+        assert_eq!((fp16.half_fp, fp16.vector_width.half), (IEEE | fp::FMA, 8));
         assert_eq!(arm(false, false).vector_width, SCALAR);
         let other = from_isa(&Isa::default());
-        assert_eq!(other.single_fp, FP_ROUND_TO_NEAREST | FP_INF_NAN);
+        assert_eq!(other.single_fp, fp::ROUND_TO_NEAREST | fp::INF_NAN);
         assert_eq!((other.half_fp, other.vector_width.int), (0, 1));
     }
 

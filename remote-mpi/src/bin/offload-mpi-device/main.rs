@@ -287,25 +287,21 @@ impl Server {
                 let own = self.own_memory(device)?;
                 let placed = at != 0 && own && self.place;
                 // The application's own shared memory, where this server is on its node.
-                if placed && !shared.is_empty() {
-                    if let Ok(address) = memory::attach(&shared, at as usize, size as usize) {
-                        let region = Region {
-                            size: size as usize,
-                            device,
-                            own,
-                            placed,
-                            program: None,
+                let attached = (placed && !shared.is_empty())
+                    .then(|| memory::attach(&shared, at as usize, size as usize).ok())
+                    .flatten();
+                let (address, reply) = match attached {
+                    Some(address) => (address, Reply::Shared(address as u64)),
+                    None => {
+                        let address = if placed {
+                            memory::place(at as usize, size as usize)?
+                        } else {
+                            self.device(device)?
+                                .allocate(size as usize, kind)
+                                .map_err(failed)?
                         };
-                        self.memory.add(address, region);
-                        return Ok((Reply::Shared(address as u64), Outgoing::Nothing));
+                        (address, Reply::Value(address as u64))
                     }
-                }
-                let address = if placed {
-                    memory::place(at as usize, size as usize)?
-                } else {
-                    self.device(device)?
-                        .allocate(size as usize, kind)
-                        .map_err(failed)?
                 };
                 let region = Region {
                     size: size as usize,
@@ -315,7 +311,7 @@ impl Server {
                     program: None,
                 };
                 self.memory.add(address, region);
-                Ok((Reply::Value(address as u64), Outgoing::Nothing))
+                Ok((reply, Outgoing::Nothing))
             }
             Request::Free {
                 device,
