@@ -72,8 +72,8 @@ impl RemoteEvent {
 
 impl RemoteStream {
     /// A stream with its own worker thread: operations go to the server in order while
-    /// the application goes on (one exchange at a time per server, so streams of one
-    /// server take turns).
+    /// the application goes on (each exchange with its own tag, so the streams of one
+    /// server do not wait for each other).
     pub fn new(device: Arc<RemoteDevice>) -> Result<Self> {
         let (send, receive) = crossbeam_channel::unbounded::<Job>();
         let shared = Arc::new(Shared {

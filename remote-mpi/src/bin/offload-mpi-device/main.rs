@@ -5,8 +5,10 @@
 //! mpirun -np 2 offload-mpi-device : -np 1 ./app
 //! ```
 //!
-//! It answers one request at a time until the application says `Exit` (liboffload does
-//! at exit). Every failure goes back as an error reply naming this rank.
+//! It takes requests in order until the application says `Exit` (liboffload does at
+//! exit), answering each on the tag of its exchange; a queue's sync that must wait for
+//! kernels is answered by a thread of its own, so the server goes on meanwhile. Every
+//! failure goes back as an error reply naming this rank.
 
 mod memory;
 mod peer;
