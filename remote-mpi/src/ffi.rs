@@ -1,9 +1,9 @@
 //! The transport as C functions: what liboffload's remote plugin calls through
 //! libloading. Every function answers 0 on success, -2 when a receive's deadline ran
-//! out, and -1 on any other failure, the reason then being `offload_mpi_error()`'s text
-//! (per thread).
+//! out, -3 when a transfer's sender gave up midway, and -1 on any other failure, the
+//! reason then being `offload_mpi_error()`'s text (per thread).
 
-use crate::transport::{Transport, TIMED_OUT};
+use crate::transport::{Transport, GAVE_UP, TIMED_OUT};
 use parking_lot::RwLock;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
@@ -17,7 +17,13 @@ thread_local! {
 }
 
 fn fail(text: String) -> c_int {
-    let code = if text.contains(TIMED_OUT) { -2 } else { -1 };
+    let code = if text.contains(TIMED_OUT) {
+        -2
+    } else if text.contains(GAVE_UP) {
+        -3
+    } else {
+        -1
+    };
     let text = CString::new(text.replace('\0', " ")).unwrap_or_default();
     // At process exit (an atexit handler stopping the servers) this thread's storage
     // may be gone already: the code still says what happened.

@@ -20,6 +20,8 @@ pub const HEARTBEAT: Duration = Duration::from_millis(500);
 
 /// What a receive with a deadline that ran out says (the C functions answer -2 for it).
 pub const TIMED_OUT: &str = "did not answer within";
+/// What a transfer whose sender gave up midway says (the C functions answer -3 for it).
+pub const GAVE_UP: &str = "stopped sending";
 
 /// How long a wait polls (spinning, then yielding) before it starts to sleep.
 const SPIN: Duration = Duration::from_micros(200);
@@ -144,7 +146,7 @@ impl Transport {
                 n if n == *want => {}
                 0 => {
                     return Err(format!(
-                        "rank {source} stopped sending (its side failed) at fragment {index}"
+                        "rank {source} {GAVE_UP} (its side failed) at fragment {index}"
                     ))
                 }
                 n => {

@@ -198,7 +198,8 @@ impl Link {
     }
 
     /// Receives `buffer.len()` bytes in fragments of `fragment` bytes, all receives
-    /// posted at once, within `timeout`.
+    /// posted at once, within `timeout`. The error says whether the sender gave up
+    /// midway (true: it is still in step, its transfer failed) or MPI failed.
     pub fn receive_fragments(
         &self,
         source: i32,
@@ -206,7 +207,7 @@ impl Link {
         timeout: Duration,
         buffer: &mut [u8],
         fragment: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), (bool, String)> {
         let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
         // SAFETY: `buffer` is a live mutable slice of its length.
         let rc = unsafe {
@@ -221,7 +222,7 @@ impl Link {
         };
         match rc {
             0 => Ok(()),
-            _ => Err(self.last_error()),
+            code => Err((code == -3, self.last_error())),
         }
     }
 

@@ -301,9 +301,24 @@ impl Session {
             return Ok(Reply::Done);
         }
         if !incoming.is_empty() {
-            self.link
-                .receive_fragments(server.rank, tag, self.timeout, incoming, DEFAULT_FRAGMENT)
-                .map_err(Failure::Lost)?;
+            let received = self.link.receive_fragments(
+                server.rank,
+                tag,
+                self.timeout,
+                incoming,
+                DEFAULT_FRAGMENT,
+            );
+            match received {
+                Ok(()) => {}
+                // The server's device failed midway; the server itself goes on.
+                Err((true, e)) => {
+                    return Err(Failure::Refused(Error::new(
+                        ErrorCode::BackendFailure,
+                        format!("rank {}: the read failed midway: {e}", server.rank),
+                    )))
+                }
+                Err((false, e)) => return Err(Failure::Lost(e)),
+            }
         }
         Ok(reply)
     }

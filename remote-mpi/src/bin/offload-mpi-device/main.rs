@@ -55,9 +55,10 @@ struct Server {
     memory: MemoryTable,
     /// How long a peer server may leave a transfer waiting (`OFFLOAD_MPI_TIMEOUT`).
     timeout: std::time::Duration,
-    /// Whether memory of the host device goes at the application's address (unless
-    /// `OFFLOAD_MPI_PLACE=0`, which makes it answer with its own address, as a GPU's
-    /// memory does: the path the tests take to check that one).
+    /// Whether the host device's memory is placed at the application's address and
+    /// read and written in place. `OFFLOAD_MPI_PLACE=0` makes the server treat it as it
+    /// treats a GPU's memory (its own address, copies through the device a fragment at
+    /// a time): the path the tests take to check that one.
     place: bool,
 }
 
@@ -65,14 +66,16 @@ struct Server {
 /// `SYNCHRONOUS | device` among the queues' (whose numbers start at 1 and count up).
 const SYNCHRONOUS: u64 = 1 << 63;
 
-/// What follows a reply: nothing, or a read's data (staged, or in place in memory this
-/// process owns, which nothing else touches while the request is served); or no reply
-/// now, a thread of its own answering later.
+/// What follows a reply: nothing, or a read's data (`size` bytes of `device`'s memory
+/// at `address`); or no reply now, a thread of its own answering later.
 enum Outgoing {
     Nothing,
     Later,
-    Staged(Vec<u8>),
-    InPlace { address: usize, size: usize },
+    Memory {
+        device: u32,
+        address: u64,
+        size: u64,
+    },
 }
 
 /// A request's answer, and the bytes that follow it.
@@ -237,23 +240,21 @@ impl Server {
             return Ok(());
         }
         self.transport.send(self.app, self.tag, &reply.encode())?;
-        match outgoing {
-            Outgoing::Nothing | Outgoing::Later => Ok(()),
-            Outgoing::Staged(data) => {
-                let sent = transfer::send(&self.transport, self.app, self.tag, &data);
-                if data.capacity() > self.staging.capacity() {
-                    self.staging = data;
-                }
-                sent
-            }
-            Outgoing::InPlace { address, size } => {
-                // SAFETY: `own_range` found these bytes inside memory this process
-                // allocated for a device, alive until a later request frees it; nothing
-                // writes it while this request is served.
-                let data = unsafe { std::slice::from_raw_parts(address as *const u8, size) };
-                transfer::send(&self.transport, self.app, self.tag, data)
-            }
+        let Outgoing::Memory {
+            device,
+            address,
+            size,
+        } = outgoing
+        else {
+            return Ok(());
+        };
+        // A device that fails midway: the application hears so (a short fragment), and
+        // its read fails; the server goes on.
+        if let Err((_, e)) = self.send_memory(self.app, device, address, size) {
+            eprintln!("offload-mpi-device: a read of {size} bytes failed midway: {e}");
+            transfer::give_up(&self.transport, self.app, self.tag);
         }
+        Ok(())
     }
 
     fn device(&self, index: u32) -> Result<&Arc<dyn Device>, (ErrorCode, String)> {
@@ -287,7 +288,7 @@ impl Server {
                     )
                 })?;
                 let own = self.own_memory(device)?;
-                let placed = at != 0 && own && self.place;
+                let placed = at != 0 && own;
                 // The application's own shared memory, where this server is on its node.
                 let attached = (placed && !shared.is_empty())
                     .then(|| memory::attach(&shared, at as usize, size as usize).ok())
@@ -345,23 +346,7 @@ impl Server {
                 address,
                 size,
             } => {
-                if let Some(at) = self.memory.own_range(device, address, size) {
-                    // SAFETY: `own_range` found these bytes inside memory this process
-                    // allocated for the device; nothing else touches it meanwhile.
-                    let target =
-                        unsafe { std::slice::from_raw_parts_mut(at as *mut u8, size as usize) };
-                    transfer::receive(&self.transport, self.app, self.tag, None, target)
-                        .map_err(|e| (ErrorCode::BackendFailure, e))?;
-                    return Ok((Reply::Done, Outgoing::Nothing));
-                }
-                // The data follows whether or not the device exists: read it first.
-                let staging = self.receive_data(size)?;
-                let copied = self.device(device).and_then(|d| {
-                    d.copy_to_device(address as usize, staging.as_ptr() as usize, size as usize)
-                        .map_err(failed)
-                });
-                self.staging = staging;
-                copied?;
+                self.receive_memory(self.app, None, device, address, size)?;
                 Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::Read {
@@ -387,18 +372,14 @@ impl Server {
                     }
                     return Ok((Reply::Data(data), Outgoing::Nothing));
                 }
-                if let Some(address) = in_place {
-                    let size = size as usize;
-                    return Ok((Reply::Done, Outgoing::InPlace { address, size }));
-                }
-                // Read into the staging buffer; `run` takes it back after sending.
-                let mut data = std::mem::take(&mut self.staging);
-                data.resize(size as usize, 0);
-                self.device(device)?
-                    .copy_from_device(data.as_mut_ptr() as usize, address as usize, data.len())
-                    .map_err(failed)?;
-                // The data follows the reply, so a failed read sends none.
-                Ok((Reply::Done, Outgoing::Staged(data)))
+                self.device(device)?;
+                // The data follows the reply, in fragments (see `answer`).
+                let memory = Outgoing::Memory {
+                    device,
+                    address,
+                    size,
+                };
+                Ok((Reply::Done, memory))
             }
             Request::Fill {
                 device,
@@ -556,12 +537,14 @@ impl Server {
         }
     }
 
-    /// Whether `device`'s memory is this process's own (a host device's).
+    /// Whether `device`'s memory is this process's own (a host device's, unless
+    /// `OFFLOAD_MPI_PLACE=0`).
     fn own_memory(&self, device: u32) -> Result<bool, (ErrorCode, String)> {
-        Ok(matches!(
+        let host = matches!(
             self.device(device)?.device_type(),
             DeviceType::Host | DeviceType::Cpu
-        ))
+        );
+        Ok(host && self.place)
     }
 
     /// A program's symbol: with `kind` u32::MAX, which kind it is; a kernel's handle; a

@@ -1,10 +1,111 @@
 //! Bulk data in fragments (see `fragments`): from the application or another server
 //! into memory, and out of memory to either, with an explicit way for a server that
 //! cannot go on to tell its peer so (an empty fragment) instead of leaving it waiting.
+//! Memory this process owns (its host device's) is read and written in place; any
+//! other (a GPU's) goes a fragment at a time through the staging buffer, so that a
+//! transfer of any size needs one fragment of memory here.
 
+use super::Server;
 use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
-use offload_remote_mpi::transport::Transport;
+use offload::runtime::error::ErrorCode;
+use offload_remote_mpi::transport::{Transport, GAVE_UP};
 use std::time::Duration;
+
+type Served<T> = Result<T, (ErrorCode, String)>;
+
+fn lost(e: String) -> (ErrorCode, String) {
+    (ErrorCode::BackendFailure, e)
+}
+
+fn failed(e: offload::runtime::error::Error) -> (ErrorCode, String) {
+    (e.code, e.details.clone())
+}
+
+impl Server {
+    /// Sends `size` bytes of `device`'s memory at `address` to rank `dest`, on the tag
+    /// of the exchange being served. On failure the caller tells `dest` (`give_up`).
+    pub(super) fn send_memory(
+        &mut self,
+        dest: i32,
+        device: u32,
+        address: u64,
+        size: u64,
+    ) -> Served<()> {
+        if let Some(at) = self.memory.own_range(device, address, size) {
+            // SAFETY: `own_range` found these bytes inside memory this process
+            // allocated for the device; nothing writes it meanwhile.
+            let data = unsafe { std::slice::from_raw_parts(at as *const u8, size as usize) };
+            return send(&self.transport, dest, self.tag, data).map_err(lost);
+        }
+        let device = self.device(device)?.clone();
+        let mut staging = std::mem::take(&mut self.staging);
+        let outcome = (|| {
+            for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
+                staging.resize(staging.len().max(len as usize), 0);
+                let piece = &mut staging[..len as usize];
+                let from = (address + offset) as usize;
+                device
+                    .copy_from_device(piece.as_mut_ptr() as usize, from, piece.len())
+                    .map_err(failed)?;
+                self.transport.send(dest, self.tag, piece).map_err(lost)?;
+            }
+            Ok(())
+        })();
+        self.staging = staging;
+        outcome
+    }
+
+    /// Receives `size` bytes from rank `source` into `device`'s memory at `address`, on
+    /// the tag of the exchange being served. Every fragment is taken even when the
+    /// memory cannot be written, so that the sender is never left waiting.
+    pub(super) fn receive_memory(
+        &mut self,
+        source: i32,
+        timeout: Option<Duration>,
+        device: u32,
+        address: u64,
+        size: u64,
+    ) -> Served<()> {
+        if let Some(at) = self.memory.own_range(device, address, size) {
+            // SAFETY: `own_range` found these bytes inside memory this process
+            // allocated for the device; nothing else touches it meanwhile.
+            let target = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, size as usize) };
+            return receive(&self.transport, source, self.tag, timeout, target).map_err(lost);
+        }
+        let device = match self.device(device) {
+            Ok(d) => d.clone(),
+            Err(e) => {
+                drain(&self.transport, source, self.tag, timeout, size);
+                return Err(e);
+            }
+        };
+        let mut staging = std::mem::take(&mut self.staging);
+        let mut outcome = Ok(());
+        for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
+            staging.resize(staging.len().max(len as usize), 0);
+            let piece = &mut staging[..len as usize];
+            let got = self
+                .transport
+                .receive_into(source, self.tag, timeout, piece);
+            match got.and_then(|got| expect_fragment(source, got, len)) {
+                Ok(()) if outcome.is_ok() => {
+                    let to = (address + offset) as usize;
+                    outcome = device
+                        .copy_to_device(to, piece.as_ptr() as usize, piece.len())
+                        .map_err(failed);
+                }
+                Ok(()) => {}
+                Err(e) => {
+                    // Nothing more comes in step: the rest is not waited for.
+                    outcome = outcome.and(Err(lost(e)));
+                    break;
+                }
+            }
+        }
+        self.staging = staging;
+        outcome
+    }
+}
 
 /// Receives `target.len()` bytes from `source` straight into `target`.
 pub fn receive(
@@ -26,7 +127,7 @@ pub fn expect_fragment(source: i32, got: usize, len: u64) -> Result<(), String> 
     match got as u64 {
         n if n == len => Ok(()),
         0 => Err(format!(
-            "rank {source} stopped sending (its side of the copy failed)"
+            "rank {source} {GAVE_UP} (its side of the copy failed)"
         )),
         n => Err(format!(
             "rank {source} sent a fragment of {n} bytes where {len} were expected"
