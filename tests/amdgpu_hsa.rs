@@ -16,30 +16,6 @@ use std::ptr::null_mut;
 /// Set in the child processes of the trace tests.
 const CHILD: &str = "OFFLOAD_TEST_AMDGPU_CHILD";
 
-unsafe extern "C" fn collect<T>(handle: *mut T, out: *mut c_void) -> bool {
-    // SAFETY: the test passes a pointer to a Vec of handles.
-    unsafe { (*(out as *mut Vec<*mut T>)).push(handle) };
-    true
-}
-
-fn devices() -> Vec<ol_device_handle_t> {
-    let mut all: Vec<ol_device_handle_t> = Vec::new();
-    ok(olIterateDevices(
-        Some(collect::<ol_device_impl_t>),
-        &mut all as *mut _ as *mut c_void,
-    ));
-    all
-}
-
-fn platforms() -> Vec<ol_platform_handle_t> {
-    let mut all: Vec<ol_platform_handle_t> = Vec::new();
-    ok(olIteratePlatforms(
-        Some(collect::<ol_platform_impl_t>),
-        &mut all as *mut _ as *mut c_void,
-    ));
-    all
-}
-
 fn backend(p: ol_platform_handle_t) -> u32 {
     let mut b = 0u32;
     ok(olGetPlatformInfo(

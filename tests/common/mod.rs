@@ -48,6 +48,32 @@ unsafe extern "C" fn first_device(d: ol_device_handle_t, out: *mut c_void) -> bo
     false
 }
 
+unsafe extern "C" fn collect<T>(handle: *mut T, out: *mut c_void) -> bool {
+    // SAFETY: the callers pass a pointer to a Vec of handles.
+    unsafe { (*(out as *mut Vec<*mut T>)).push(handle) };
+    true
+}
+
+/// Every device `olIterateDevices` lists.
+pub fn devices() -> Vec<ol_device_handle_t> {
+    let mut all: Vec<ol_device_handle_t> = Vec::new();
+    ok(olIterateDevices(
+        Some(collect::<ol_device_impl_t>),
+        &mut all as *mut _ as *mut c_void,
+    ));
+    all
+}
+
+/// Every platform `olIteratePlatforms` lists.
+pub fn platforms() -> Vec<ol_platform_handle_t> {
+    let mut all: Vec<ol_platform_handle_t> = Vec::new();
+    ok(olIteratePlatforms(
+        Some(collect::<ol_platform_impl_t>),
+        &mut all as *mut _ as *mut c_void,
+    ));
+    all
+}
+
 /// The host device (the only device on a machine without GPUs).
 pub fn host_device() -> ol_device_handle_t {
     let mut device: ol_device_handle_t = std::ptr::null_mut();
