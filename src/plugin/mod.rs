@@ -12,7 +12,9 @@ mod program;
 mod stream;
 mod types;
 
-pub use program::{GlobalVariable, Kernel, KernelArgs, LaunchConfig, Program, SymbolKind};
+pub use program::{
+    own_kernel, GlobalVariable, Kernel, KernelArgs, LaunchConfig, Program, SymbolKind,
+};
 pub use stream::{CopyDirection, Guard, HostWork, Stream, StreamEvent, StreamOp};
 pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, EXTENSION_BASE};
 

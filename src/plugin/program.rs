@@ -109,6 +109,17 @@ impl std::fmt::Debug for KernelArgs {
     }
 }
 
+/// `kernel` as backend type `K`, for a stream launching it; refused, naming the kernel,
+/// when it belongs to another backend (`whose`: "a CUDA device" and so on).
+pub fn own_kernel<'a, K: 'static>(kernel: &'a dyn Kernel, whose: &str) -> Result<&'a K> {
+    kernel.as_any().downcast_ref::<K>().ok_or_else(|| {
+        crate::runtime::error::Error::invalid_argument(format!(
+            "kernel '{}' is not a kernel of {whose}",
+            kernel.name()
+        ))
+    })
+}
+
 /// A kernel of a loaded program.
 pub trait Kernel: Send + Sync {
     fn name(&self) -> &str;

@@ -145,15 +145,7 @@ impl AmdgpuStream {
         config: &LaunchConfig,
         args: &KernelArgs,
     ) -> Result<()> {
-        let amd = kernel
-            .as_any()
-            .downcast_ref::<AmdgpuKernel>()
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "kernel '{}' is not a kernel of an AMDGPU device",
-                    kernel.name()
-                ))
-            })?;
+        let amd = crate::plugin::own_kernel::<AmdgpuKernel>(kernel.as_ref(), "an AMDGPU device")?;
         if !Arc::ptr_eq(amd.device(), &self.device) {
             return Err(Error::invalid_argument(format!(
                 "kernel '{}' was loaded on {}, not on this queue's {}",

@@ -50,15 +50,8 @@ impl CudaStream {
                 config,
                 args,
             } => {
-                let cuda = kernel
-                    .as_any()
-                    .downcast_ref::<CudaKernel>()
-                    .ok_or_else(|| {
-                        Error::invalid_argument(format!(
-                            "kernel '{}' is not a kernel of a CUDA device",
-                            kernel.name()
-                        ))
-                    })?;
+                let cuda =
+                    crate::plugin::own_kernel::<CudaKernel>(kernel.as_ref(), "a CUDA device")?;
                 kernel.check_args(&args)?;
                 // The argument buffer is passed by value: the driver copies it now.
                 cuda.launch_on(self.stream, &config, &args)

@@ -166,15 +166,7 @@ impl Worker {
         else {
             return run(&self.device, op);
         };
-        let remote = kernel
-            .as_any()
-            .downcast_ref::<RemoteKernel>()
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "kernel '{}' is not a kernel of a remote device",
-                    kernel.name()
-                ))
-            })?;
+        let remote = crate::plugin::own_kernel::<RemoteKernel>(kernel.as_ref(), "a remote device")?;
         self.shared.kernels_queued.store(true, Ordering::Release);
         self.used = true;
         self.device.launch(remote, &config, args.bytes, self.stream)
