@@ -517,7 +517,7 @@ impl Server {
                 peer,
             } => {
                 let peer = self.peer(peer)?;
-                let sent = self.send_to_peer(device, address, size, peer);
+                let sent = self.send_memory(peer, device, address, size);
                 if sent.is_err() {
                     transfer::give_up(&self.transport, peer, self.tag);
                 }
@@ -531,7 +531,8 @@ impl Server {
                 peer,
             } => {
                 let peer = self.peer(peer)?;
-                self.receive_from_peer(device, address, size, peer)?;
+                let timeout = Some(self.timeout);
+                self.receive_memory(peer, timeout, device, address, size)?;
                 Ok((Reply::Done, Outgoing::Nothing))
             }
         }

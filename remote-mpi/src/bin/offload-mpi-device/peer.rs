@@ -1,5 +1,6 @@
-//! Copies between two servers: each serves its half (send or receive) with the other
-//! server directly; the application only asks both.
+//! Copies between two servers: each serves its half (`send_memory` or
+//! `receive_memory`, see `transfer`) with the other server directly; the application
+//! only asks both. Here: which ranks may be the other side.
 
 use super::Server;
 use offload::runtime::error::ErrorCode;
@@ -18,28 +19,5 @@ impl Server {
                 ),
             )),
         }
-    }
-
-    /// This server's half of a copy to another server: its memory's bytes.
-    pub(super) fn send_to_peer(
-        &mut self,
-        device: u32,
-        address: u64,
-        size: u64,
-        peer: i32,
-    ) -> Result<(), (ErrorCode, String)> {
-        self.send_memory(peer, device, address, size)
-    }
-
-    /// This server's half of a copy from another server: into its memory.
-    pub(super) fn receive_from_peer(
-        &mut self,
-        device: u32,
-        address: u64,
-        size: u64,
-        peer: i32,
-    ) -> Result<(), (ErrorCode, String)> {
-        let timeout = Some(self.timeout);
-        self.receive_memory(peer, timeout, device, address, size)
     }
 }
