@@ -122,40 +122,6 @@ pub unsafe extern "C" fn offload_mpi_receive(
     }
 }
 
-/// Receives the next message of `source` with `tag` within `timeout_us` (negative: no
-/// limit) into the caller's `buffer` of `capacity` bytes; its length goes to `out_len`.
-///
-/// # Safety
-/// `buffer` holds `capacity` writable bytes; `out_len` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn offload_mpi_receive_into(
-    source: c_int,
-    tag: c_int,
-    timeout_us: i64,
-    buffer: *mut u8,
-    capacity: u64,
-    out_len: *mut u64,
-) -> c_int {
-    if out_len.is_null() || (buffer.is_null() && capacity > 0) {
-        return fail("offload_mpi_receive_into: NULL buffer or output".into());
-    }
-    let timeout = u64::try_from(timeout_us).ok().map(Duration::from_micros);
-    let slice: &mut [u8] = if capacity == 0 {
-        &mut []
-    } else {
-        // SAFETY: the caller's promise.
-        unsafe { std::slice::from_raw_parts_mut(buffer, capacity as usize) }
-    };
-    match with_transport(|t| t.receive_into(source, tag, timeout, slice)) {
-        Ok(length) => {
-            // SAFETY: checked non-NULL.
-            unsafe { *out_len = length as u64 };
-            0
-        }
-        Err(e) => fail(e),
-    }
-}
-
 /// Sends the `len` bytes at `data` to `dest` with `tag` in fragments of `fragment`
 /// bytes, all posted at once.
 ///

@@ -109,22 +109,6 @@ impl Transport {
             .0)
     }
 
-    /// As `receive`, into `buffer` (no allocation, no extra copy): its length. A message
-    /// longer than `buffer` is a fault of the sender's protocol (MPI aborts the job on
-    /// it): every message received this way has a length both sides agreed on.
-    pub fn receive_into(
-        &self,
-        source: i32,
-        tag: i32,
-        timeout: Option<Duration>,
-        buffer: &mut [u8],
-    ) -> Result<usize, String> {
-        let mut lengths = Vec::with_capacity(1);
-        let step = buffer.len().max(1);
-        self.receive_pieces(source, tag, timeout, buffer, step, &mut lengths)?;
-        Ok(lengths.first().copied().unwrap_or(0))
-    }
-
     /// Receives a transfer of `buffer.len()` bytes from `source`, cut in fragments of
     /// `fragment` bytes (the last may be shorter), with every fragment's receive posted
     /// at once: MPI moves them back to back into place. A shorter fragment (an empty

@@ -10,7 +10,6 @@ type OpenFn = unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int;
 type SendFn = unsafe extern "C" fn(c_int, c_int, *const u8, u64) -> c_int;
 type ReceiveFn = unsafe extern "C" fn(c_int, c_int, i64, *mut *mut u8, *mut u64) -> c_int;
 type FreeFn = unsafe extern "C" fn(*mut u8, u64);
-type ReceiveIntoFn = unsafe extern "C" fn(c_int, c_int, i64, *mut u8, u64, *mut u64) -> c_int;
 type SendFragmentsFn = unsafe extern "C" fn(c_int, c_int, *const u8, u64, u64) -> c_int;
 type ReceiveFragmentsFn = unsafe extern "C" fn(c_int, c_int, i64, *mut u8, u64, u64) -> c_int;
 type CloseFn = extern "C" fn();
@@ -23,7 +22,6 @@ pub struct Link {
     open: OpenFn,
     send: SendFn,
     receive: ReceiveFn,
-    receive_into: ReceiveIntoFn,
     send_fragments: SendFragmentsFn,
     receive_fragments: ReceiveFragmentsFn,
     free: FreeFn,
@@ -83,7 +81,6 @@ impl Link {
             open: get(&library, b"offload_mpi_open\0")?,
             send: get(&library, b"offload_mpi_send\0")?,
             receive: get(&library, b"offload_mpi_receive\0")?,
-            receive_into: get(&library, b"offload_mpi_receive_into\0")?,
             send_fragments: get(&library, b"offload_mpi_send_fragments\0")?,
             receive_fragments: get(&library, b"offload_mpi_receive_fragments\0")?,
             free: get(&library, b"offload_mpi_free\0")?,
@@ -151,33 +148,6 @@ impl Link {
         // SAFETY: exactly what `receive` handed out.
         unsafe { (self.free)(data, len) };
         Ok(bytes)
-    }
-
-    /// The next message of `source` with `tag` into `buffer` (it must fit): its length.
-    pub fn receive_into(
-        &self,
-        source: i32,
-        tag: i32,
-        timeout: Duration,
-        buffer: &mut [u8],
-    ) -> Result<usize, String> {
-        let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
-        let mut length = 0u64;
-        // SAFETY: `buffer` is a live mutable slice of its length; `length` is writable.
-        let rc = unsafe {
-            (self.receive_into)(
-                source,
-                tag,
-                micros,
-                buffer.as_mut_ptr(),
-                buffer.len() as u64,
-                &mut length,
-            )
-        };
-        match rc {
-            0 => Ok(length as usize),
-            _ => Err(self.last_error()),
-        }
     }
 
     /// Sends `data` in fragments of `fragment` bytes, all posted at once.

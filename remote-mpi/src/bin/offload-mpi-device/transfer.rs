@@ -8,7 +8,7 @@
 use super::Server;
 use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
 use offload::runtime::error::ErrorCode;
-use offload_remote_mpi::transport::{Transport, GAVE_UP};
+use offload_remote_mpi::transport::Transport;
 use std::time::Duration;
 
 type Served<T> = Result<T, (ErrorCode, String)>;
@@ -84,10 +84,7 @@ impl Server {
         for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
             staging.resize(staging.len().max(len as usize), 0);
             let piece = &mut staging[..len as usize];
-            let got = self
-                .transport
-                .receive_into(source, self.tag, timeout, piece);
-            match got.and_then(|got| expect_fragment(source, got, len)) {
+            match receive(&self.transport, source, self.tag, timeout, piece) {
                 Ok(()) if outcome.is_ok() => {
                     let to = (address + offset) as usize;
                     outcome = device
@@ -120,19 +117,6 @@ pub fn receive(
     }
     let fragment = DEFAULT_FRAGMENT as usize;
     transport.receive_fragments(source, tag, timeout, target, fragment)
-}
-
-/// Checks a received fragment's length; an empty one is the sender giving up.
-pub fn expect_fragment(source: i32, got: usize, len: u64) -> Result<(), String> {
-    match got as u64 {
-        n if n == len => Ok(()),
-        0 => Err(format!(
-            "rank {source} {GAVE_UP} (its side of the copy failed)"
-        )),
-        n => Err(format!(
-            "rank {source} sent a fragment of {n} bytes where {len} were expected"
-        )),
-    }
 }
 
 /// Sends `data` to `dest`.
