@@ -54,28 +54,38 @@ impl MemoryTable {
     }
 }
 
-/// Maps `size` bytes of memory at `at`, the address the application reserved: this
-/// process's memory is what its host device uses, so the address is the device's on
-/// both sides. A taken address is `INVALID_VALUE` (the application tries another).
-pub fn place(at: usize, size: usize) -> Result<usize, (ErrorCode, String)> {
-    // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; anonymous
-    // read-write memory at `at`, or a failure.
+/// A read-write mapping of `size` bytes exactly at `at` (anonymous with `fd` -1, else
+/// shared, of that object); false where the address is taken here.
+fn map_exactly(at: usize, size: usize, fd: libc::c_int) -> bool {
+    let kind = if fd < 0 {
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS
+    } else {
+        libc::MAP_SHARED
+    };
+    // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping: memory at `at`,
+    // or a failure.
     let got = unsafe {
         libc::mmap(
             at as *mut libc::c_void,
             size.max(1),
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
-            -1,
+            kind | libc::MAP_FIXED_NOREPLACE,
+            fd,
             0,
         )
     };
-    if got == libc::MAP_FAILED || got as usize != at {
-        if got != libc::MAP_FAILED {
-            // An old kernel ignoring the flag placed it elsewhere: not usable.
-            // SAFETY: the mapping just made, unused.
-            unsafe { libc::munmap(got, size.max(1)) };
-        }
+    if got != libc::MAP_FAILED && got as usize != at {
+        // An old kernel ignoring the flag placed it elsewhere: not usable.
+        unplace(got as usize, size);
+    }
+    got as usize == at
+}
+
+/// Maps `size` bytes of memory at `at`, the address the application reserved: this
+/// process's memory is what its host device uses, so the address is the device's on
+/// both sides. A taken address is `INVALID_VALUE` (the application tries another).
+pub fn place(at: usize, size: usize) -> Result<usize, (ErrorCode, String)> {
+    if !map_exactly(at, size, -1) {
         return Err((
             ErrorCode::InvalidValue,
             format!("address {at:#x} is taken here"),
@@ -99,28 +109,13 @@ pub fn attach(name: &str, at: usize, size: usize) -> Result<usize, String> {
     let mut stat: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `fd` is open; `stat` is writable.
     let sized = unsafe { libc::fstat(fd, &mut stat) } == 0 && stat.st_size as u64 >= size as u64;
-    // SAFETY: MAP_FIXED_NOREPLACE never replaces a mapping: the object at `at`, or a
-    // failure.
-    let got = sized.then(|| unsafe {
-        libc::mmap(
-            at as *mut libc::c_void,
-            size.max(1),
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE,
-            fd,
-            0,
-        )
-    });
+    let mapped = sized && map_exactly(at, size, fd);
     // SAFETY: our descriptor; the mapping keeps the object.
     unsafe { libc::close(fd) };
-    match got {
-        Some(p) if p != libc::MAP_FAILED && p as usize == at => Ok(at),
-        Some(p) if p != libc::MAP_FAILED => {
-            unplace(p as usize, size);
-            Err(format!("{name}: mapped elsewhere than {at:#x}"))
-        }
-        Some(_) => Err(format!("{name}: {}", std::io::Error::last_os_error())),
-        None => Err(format!("{name}: smaller than {size} bytes")),
+    match (sized, mapped) {
+        (true, true) => Ok(at),
+        (true, false) => Err(format!("{name}: address {at:#x} is taken here")),
+        (false, _) => Err(format!("{name}: smaller than {size} bytes")),
     }
 }
 
