@@ -243,7 +243,12 @@ impl<'a> Reader<'a> {
 
 impl Request {
     pub fn encode(&self) -> Vec<u8> {
-        let mut w = Writer(Vec::new());
+        self.encode_after(Vec::new())
+    }
+
+    /// The request's bytes appended to `start`.
+    fn encode_after(&self, start: Vec<u8>) -> Vec<u8> {
+        let mut w = Writer(start);
         match self {
             Request::Hello => w.u8(0),
             Request::Alloc {
@@ -466,9 +471,7 @@ impl Request {
 /// A request as it travels: the tag of its exchange (which its data and reply carry),
 /// then the request.
 pub fn envelope(tag: i32, request: &Request) -> Vec<u8> {
-    let mut bytes = tag.to_le_bytes().to_vec();
-    bytes.extend_from_slice(&request.encode());
-    bytes
+    request.encode_after(tag.to_le_bytes().to_vec())
 }
 
 /// The tag and the request of an `envelope`.
