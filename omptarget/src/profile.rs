@@ -5,6 +5,7 @@
 //! than `LIBOMPTARGET_PROFILE_GRANULARITY` microseconds (default 500) are left out.
 //! liboffload's own `OFFLOAD_PROFILE` shows the queue operations underneath.
 
+use offload::runtime::profile::json_string;
 use parking_lot::Mutex;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
@@ -84,21 +85,6 @@ impl Drop for Scope {
     }
 }
 
-fn escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// The Chrome trace of `events`: one complete ("X") event per scope, then one "Total"
 /// event per name (their summed time, as LLVM's profiler adds), `beginningOfTime` in
 /// microseconds since the epoch.
@@ -111,12 +97,12 @@ pub fn trace_json(events: &[Event], process: u32, beginning_us: u128) -> String 
         }
         let _ = write!(
             out,
-            "{{\"pid\":{process},\"tid\":{},\"ph\":\"X\",\"ts\":{:.3},\"dur\":{:.3},\"name\":\"{}\",\"args\":{{\"detail\":\"{}\"}}}}",
+            "{{\"pid\":{process},\"tid\":{},\"ph\":\"X\",\"ts\":{:.3},\"dur\":{:.3},\"name\":{},\"args\":{{\"detail\":{}}}}}",
             e.thread,
             e.start_us,
             e.duration_us,
-            escaped(e.name),
-            escaped(&e.detail)
+            json_string(e.name),
+            json_string(&e.detail)
         );
         match totals.iter_mut().find(|t| t.0 == e.name) {
             Some(t) => {
@@ -132,8 +118,8 @@ pub fn trace_json(events: &[Event], process: u32, beginning_us: u128) -> String 
         }
         let _ = write!(
             out,
-            "{{\"pid\":{process},\"tid\":0,\"ph\":\"X\",\"ts\":0,\"dur\":{total:.3},\"name\":\"Total {}\",\"args\":{{\"count\":{count},\"avg us\":{:.3}}}}}",
-            escaped(name),
+            "{{\"pid\":{process},\"tid\":0,\"ph\":\"X\",\"ts\":0,\"dur\":{total:.3},\"name\":{},\"args\":{{\"count\":{count},\"avg us\":{:.3}}}}}",
+            json_string(&format!("Total {name}")),
             total / count as f64
         );
     }

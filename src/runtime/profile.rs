@@ -202,7 +202,7 @@ fn chrome_trace(records: &[Record], references: &HashMap<usize, Arc<Reference>>)
 }
 
 /// `s` as a JSON string literal.
-fn json_string(s: &str) -> String {
+pub fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
