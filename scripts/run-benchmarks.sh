@@ -23,6 +23,14 @@ OFFLOAD_DISABLE_VALIDATION=1 "$bench" info >"$out/unvalidated"
 "$BUILD/bench-c/bench_kernels" >"$out/kernels"
 
 value() { awk -v k="$2" '$1 == "RESULT" && $2 == k { print $3 }' "$out/$1"; }
+# The median of a few numbers (mawk has no asort), for the awk programs below.
+awk_median='
+  function mid(list,   a, k, i, j, t) {
+    k = split(list, a, " ")
+    for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+      t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+    return a[int((k + 1) / 2)]
+  }'
 
 echo
 echo "olMemAlloc + olMemFree pair (DEVICE memory of the host device), median ns per pair"
@@ -90,15 +98,9 @@ if [ -x "$omp_bench" ] && [ -e "$PREFIX/lib/libomptarget.so.19.1" ]; then
   echo
   echo "The same OpenMP binary on LLVM 19's libomptarget and on ours (device 0), medians"
   printf '%-36s %12s %12s %9s\n' what "LLVM 19" ours ours/LLVM
-  awk '
+  awk "$awk_median"'
     FNR == 1 { who = (FILENAME ~ /omp_ours[0-9]$/) ? "ours" : "llvm" }
     $1 == "RESULT" { v[who, $2] = v[who, $2] " " $3; if (!($2 in seen)) { seen[$2] = 1; name[++n] = $2 } }
-    function mid(list,   a, k, i, j, t) {
-      k = split(list, a, " ")
-      for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-        t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-      return a[int((k + 1) / 2)]
-    }
     END {
       for (i = 1; i <= n; i++) {
         c = name[i]; l = mid(v["llvm", c]); o = mid(v["ours", c])
@@ -144,19 +146,13 @@ if [ -e "$llvm_lib/libLLVMOffload.so.22.1" ]; then
   echo
   echo "The same binary on LLVM 22.1's libLLVMOffload.so.22.1 and on ours (host device), medians"
   printf '%-44s %14s %30s %9s\n' call liboffload "LLVM 22.1" "LLVM/ours"
-  awk '
+  awk "$awk_median"'
     FNR == 1 { who = (FILENAME ~ /ours[0-9]$/) ? "ours" : "llvm" }
     function note(c) { if (!(c in seen)) { seen[c] = 1; name[++n] = c } }
     $1 == "RESULT" { v[who, $2] = v[who, $2] " " $3; unit[$2] = $4; note($2) }
     $1 == "CRASH" { bad[who, $2] = "crashes (" $3 " " $4 ")"; note($2) }
     $1 == "REFUSED" { msg = ""; for (i = 4; i <= NF; i++) msg = msg " " $i
                       bad[who, $2] = "refuses:" msg; note($2) }
-    function mid(list,   a, k, i, j, t) {  # the median of a few numbers (mawk has no asort)
-      k = split(list, a, " ")
-      for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-        t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-      return a[int((k + 1) / 2)]
-    }
     END {
       for (i = 1; i <= n; i++) {
         c = name[i]
