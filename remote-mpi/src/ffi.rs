@@ -1,13 +1,17 @@
 //! The transport as C functions: what liboffload's remote plugin calls through
-//! libloading. Every function answers 0 on success, -2 when a receive's deadline ran
-//! out, -3 when a transfer's sender gave up midway, and -1 on any other failure, the
-//! reason then being `offload_mpi_error()`'s text (per thread).
+//! libloading. Every function answers 0 on success or a `FailureKind` (-1 failed, -2 a
+//! deadline ran out or the peer went silent, -3 a transfer's sender gave up midway),
+//! the reason then being `offload_mpi_error()`'s text (per thread). A panic inside is a
+//! failure (-1), never an unwinding across the C boundary.
 
-use crate::transport::{Transport, GAVE_UP, TIMED_OUT};
+use crate::transport::{Failure, FailureKind, Transport, Wait};
 use parking_lot::RwLock;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 use std::time::Duration;
+
+/// The version of these functions' signatures; liboffload refuses another.
+pub const ABI_VERSION: u32 = 2;
 
 /// Calls share the transport (read lock); `offload_mpi_close` takes it away (write lock).
 static TRANSPORT: RwLock<Option<Transport>> = RwLock::new(None);
@@ -16,26 +20,39 @@ thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
 }
 
-fn fail(text: String) -> c_int {
-    let code = if text.contains(TIMED_OUT) {
-        -2
-    } else if text.contains(GAVE_UP) {
-        -3
-    } else {
-        -1
-    };
-    let text = CString::new(text.replace('\0', " ")).unwrap_or_default();
+fn fail(failure: Failure) -> c_int {
+    let text = CString::new(failure.text.replace('\0', " ")).unwrap_or_default();
     // At process exit (an atexit handler stopping the servers) this thread's storage
     // may be gone already: the code still says what happened.
     let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = text);
-    code
+    failure.kind as c_int
 }
 
-fn with_transport<T>(f: impl FnOnce(&Transport) -> Result<T, String>) -> Result<T, String> {
-    match TRANSPORT.read().as_ref() {
-        Some(t) => f(t),
-        None => Err("the MPI transport is not open (offload_mpi_open first)".to_string()),
+/// Runs `f` on the open transport: 0, or the failure's code (a panic is a failure).
+fn call(f: impl FnOnce(&Transport) -> Result<(), Failure>) -> c_int {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        match TRANSPORT.read().as_ref() {
+            Some(t) => f(t),
+            None => Err(Failure::failed(
+                "the MPI transport is not open (offload_mpi_open first)",
+            )),
+        }
+    }));
+    match outcome {
+        Ok(Ok(())) => 0,
+        Ok(Err(failure)) => fail(failure),
+        Err(_) => fail(Failure::failed("the MPI transport panicked")),
     }
+}
+
+fn micros(us: i64) -> Option<Duration> {
+    u64::try_from(us).ok().map(Duration::from_micros)
+}
+
+/// The version of this interface (`ABI_VERSION`).
+#[no_mangle]
+pub extern "C" fn offload_mpi_abi_version() -> u32 {
+    ABI_VERSION
 }
 
 /// The reason of this thread's last failure.
@@ -46,32 +63,45 @@ pub extern "C" fn offload_mpi_error() -> *const c_char {
         .unwrap_or(c"(the reason is gone: this thread is exiting)".as_ptr())
 }
 
-/// Initialises MPI (once) and reports this process's rank and the world's size.
+/// Initialises MPI (once) and reports this process's rank and the world's size;
+/// `timeout_us`: how long a peer may make no progress and give no sign of life.
 ///
 /// # Safety
 /// `size` and `rank` point to writable ints.
 #[no_mangle]
-pub unsafe extern "C" fn offload_mpi_open(size: *mut c_int, rank: *mut c_int) -> c_int {
+pub unsafe extern "C" fn offload_mpi_open(
+    size: *mut c_int,
+    rank: *mut c_int,
+    timeout_us: i64,
+) -> c_int {
     if size.is_null() || rank.is_null() {
-        return fail("offload_mpi_open: NULL output".into());
+        return fail(Failure::failed("offload_mpi_open: NULL output"));
     }
-    let mut slot = TRANSPORT.write();
-    if slot.is_none() {
-        match Transport::open() {
-            Ok(t) => *slot = Some(t),
-            Err(e) => return fail(e),
+    let opened = std::panic::catch_unwind(|| {
+        let mut slot = TRANSPORT.write();
+        if slot.is_none() {
+            let timeout = micros(timeout_us).unwrap_or(Duration::from_secs(5));
+            *slot = Some(Transport::open(timeout)?);
         }
+        let t = slot.as_ref().expect("opened above");
+        Ok::<_, String>((t.size(), t.rank()))
+    });
+    match opened {
+        Ok(Ok((world, me))) => {
+            // SAFETY: checked non-NULL; the caller's writable ints.
+            unsafe {
+                *size = world;
+                *rank = me;
+            }
+            0
+        }
+        Ok(Err(e)) => fail(Failure::failed(e)),
+        Err(_) => fail(Failure::failed("opening the MPI transport panicked")),
     }
-    let t = slot.as_ref().expect("opened above");
-    // SAFETY: checked non-NULL; the caller's writable ints.
-    unsafe {
-        *size = t.size();
-        *rank = t.rank();
-    }
-    0
 }
 
-/// Sends `len` bytes at `data` to `dest` with `tag`.
+/// Sends `len` bytes at `data` to `dest` with `tag`: within `within_us` whatever the
+/// peer says, or (negative) under the liveness rule.
 ///
 /// # Safety
 /// `data` holds `len` readable bytes (or `len` is 0).
@@ -81,17 +111,19 @@ pub unsafe extern "C" fn offload_mpi_send(
     tag: c_int,
     data: *const u8,
     len: u64,
+    within_us: i64,
 ) -> c_int {
     // SAFETY: the caller's promise.
     let bytes = unsafe { bytes_of(data, len) };
-    match with_transport(|t| t.send(dest, tag, bytes)) {
-        Ok(()) => 0,
-        Err(e) => fail(e),
-    }
+    call(|t| match micros(within_us) {
+        Some(within) => t.send_within(dest, tag, bytes, within),
+        None => t.send(dest, tag, bytes),
+    })
 }
 
-/// Receives the next message of `source` with `tag` within `timeout_us` (negative: no
-/// limit) into a buffer this library allocates; `offload_mpi_free` gives it back.
+/// Receives the next message of `source` with `tag` within `timeout_us` (negative: until
+/// the peer has been silent for the transport's timeout) into a buffer this library
+/// allocates; `offload_mpi_free` gives it back.
 ///
 /// # Safety
 /// `out` and `out_len` point to writable locations.
@@ -104,26 +136,23 @@ pub unsafe extern "C" fn offload_mpi_receive(
     out_len: *mut u64,
 ) -> c_int {
     if out.is_null() || out_len.is_null() {
-        return fail("offload_mpi_receive: NULL output".into());
+        return fail(Failure::failed("offload_mpi_receive: NULL output"));
     }
-    let timeout = u64::try_from(timeout_us).ok().map(Duration::from_micros);
-    match with_transport(|t| t.receive(source, tag, timeout)) {
-        Ok(data) => {
-            let data = data.into_boxed_slice();
-            let len = data.len() as u64;
-            // SAFETY: checked non-NULL; the caller's writable locations.
-            unsafe {
-                *out_len = len;
-                *out = Box::into_raw(data).cast::<u8>();
-            }
-            0
+    let wait = micros(timeout_us).map_or(Wait::Live, Wait::Within);
+    call(|t| {
+        let data = t.receive(source, tag, wait)?.into_boxed_slice();
+        let len = data.len() as u64;
+        // SAFETY: checked non-NULL; the caller's writable locations.
+        unsafe {
+            *out_len = len;
+            *out = Box::into_raw(data).cast::<u8>();
         }
-        Err(e) => fail(e),
-    }
+        Ok(())
+    })
 }
 
 /// Sends the `len` bytes at `data` to `dest` with `tag` in fragments of `fragment`
-/// bytes, all posted at once.
+/// bytes, all posted at once (under the liveness rule).
 ///
 /// # Safety
 /// `data` holds `len` readable bytes (or `len` is 0).
@@ -137,15 +166,12 @@ pub unsafe extern "C" fn offload_mpi_send_fragments(
 ) -> c_int {
     // SAFETY: the caller's promise.
     let bytes = unsafe { bytes_of(data, len) };
-    match with_transport(|t| t.send_fragments(dest, tag, bytes, fragment as usize)) {
-        Ok(()) => 0,
-        Err(e) => fail(e),
-    }
+    call(|t| t.send_fragments(dest, tag, bytes, fragment as usize))
 }
 
 /// Receives `len` bytes from `source` with `tag` into `buffer`, in fragments of
-/// `fragment` bytes, all receives posted at once, within `timeout_us` (negative: no
-/// limit). A short fragment (the sender gave up) is a failure.
+/// `fragment` bytes, all receives posted at once (under the liveness rule). A short
+/// fragment (the sender gave up) is `GaveUp` (-3).
 ///
 /// # Safety
 /// `buffer` holds `len` writable bytes (or `len` is 0).
@@ -153,24 +179,38 @@ pub unsafe extern "C" fn offload_mpi_send_fragments(
 pub unsafe extern "C" fn offload_mpi_receive_fragments(
     source: c_int,
     tag: c_int,
-    timeout_us: i64,
     buffer: *mut u8,
     len: u64,
     fragment: u64,
 ) -> c_int {
     if buffer.is_null() && len > 0 {
-        return fail("offload_mpi_receive_fragments: NULL buffer".into());
+        return fail(Failure::failed(
+            "offload_mpi_receive_fragments: NULL buffer",
+        ));
     }
-    let timeout = u64::try_from(timeout_us).ok().map(Duration::from_micros);
     let slice: &mut [u8] = if len == 0 {
         &mut []
     } else {
         // SAFETY: the caller's promise.
         unsafe { std::slice::from_raw_parts_mut(buffer, len as usize) }
     };
-    match with_transport(|t| t.receive_fragments(source, tag, timeout, slice, fragment as usize)) {
-        Ok(()) => 0,
-        Err(e) => fail(e),
+    call(|t| t.receive_fragments(source, tag, slice, fragment as usize))
+}
+
+/// Microseconds since `rank` was last heard from (any message, a heartbeat), after
+/// taking the heartbeats it sent; -1 when the transport is not open.
+#[no_mangle]
+pub extern "C" fn offload_mpi_silence_us(rank: c_int) -> i64 {
+    let mut silence = -1;
+    let code = call(|t| {
+        t.take_heartbeats(rank);
+        silence = i64::try_from(t.silence(rank).as_micros()).unwrap_or(i64::MAX);
+        Ok(())
+    });
+    if code == 0 {
+        silence
+    } else {
+        -1
     }
 }
 
@@ -199,8 +239,21 @@ pub unsafe extern "C" fn offload_mpi_free(data: *mut u8, len: u64) {
     }
 }
 
-/// Finalises MPI (the plugin calls it at exit, after telling every server to stop).
+/// Finalises MPI within `within_us` (the plugin calls it at exit, after telling every
+/// server to stop): 0 when finalised, -2 when MPI_Finalize did not return in time (it
+/// may wait for a rank that is stopped; the caller then exits without it).
 #[no_mangle]
-pub extern "C" fn offload_mpi_close() {
-    drop(TRANSPORT.write().take());
+pub extern "C" fn offload_mpi_close(within_us: i64) -> c_int {
+    let Some(transport) = TRANSPORT.write().take() else {
+        return 0;
+    };
+    if transport.close(micros(within_us).unwrap_or(Duration::from_secs(5))) {
+        0
+    } else {
+        fail(Failure {
+            kind: FailureKind::Silent,
+            text: "MPI_Finalize did not return in time (a rank stopped?)".into(),
+            buffer_in_use: false,
+        })
+    }
 }

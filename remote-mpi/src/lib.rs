@@ -2,9 +2,11 @@
 //! only when the process was started by an MPI launcher, so liboffload itself never
 //! links libmpi; the device server `offload-mpi-device` links it directly.
 //!
-//! - [`transport`] — MPI with `MPI_THREAD_MULTIPLE`, tagged byte messages, receives
-//!   with a deadline (a dead peer is an error, never a hang).
+//! - [`transport`] — MPI with `MPI_THREAD_MULTIPLE`, tagged byte messages; every send
+//!   and receive polled under a liveness rule (a dead or silent peer is an error, never
+//!   a hang); [`pending`] — the raw non-blocking requests it polls and abandons.
 //! - [`ffi`] — the same as C functions, for the runtime to call through libloading.
 
 pub mod ffi;
+pub mod pending;
 pub mod transport;

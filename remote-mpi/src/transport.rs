@@ -1,10 +1,12 @@
-//! Byte messages between ranks of `MPI_COMM_WORLD`.
+//! Byte messages between ranks of `MPI_COMM_WORLD`, where no wait lasts for ever: a send
+//! or receive that makes no progress while its peer shows no sign of life (no message,
+//! no heartbeat) for the timeout is abandoned and fails, naming what had moved.
 
-use mpi::datatype::Equivalence;
+use crate::pending::{self, Abandoned, Pending};
 use mpi::environment::Universe;
-use mpi::point_to_point::{Destination, MatchedReceiveVec, Message, Source, Status};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Threading;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The tag of requests (application to server). Each request carries the tag of its
@@ -18,16 +20,65 @@ pub const FIRST_OPERATION_TAG: i32 = 16;
 /// How often a busy server says it is alive.
 pub const HEARTBEAT: Duration = Duration::from_millis(500);
 
-/// What a receive with a deadline that ran out says (the C functions answer -2 for it).
-pub const TIMED_OUT: &str = "did not answer within";
-/// What a transfer whose sender gave up midway says (the C functions answer -3 for it).
-pub const GAVE_UP: &str = "stopped sending";
-
 /// How long a wait polls (spinning, then yielding) before it starts to sleep.
 const SPIN: Duration = Duration::from_micros(200);
 
 /// How many communicators the exchanges are spread over (by tag).
 const CHANNELS: usize = 4;
+
+/// How a transport call failed; the C functions answer its number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureKind {
+    /// MPI refused, or the peer's message made no sense.
+    Failed = -1,
+    /// A deadline ran out: no message in time, or no progress and no sign of life.
+    Silent = -2,
+    /// The sender of a transfer gave up midway (an empty fragment); still in step.
+    GaveUp = -3,
+}
+
+/// A failed transport call: what kind, what happened, and whether MPI may still touch
+/// the caller's buffer (an abandoned send, or a receive that could not be cancelled).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub kind: FailureKind,
+    pub text: String,
+    pub buffer_in_use: bool,
+}
+
+impl Failure {
+    pub fn failed(text: impl Into<String>) -> Failure {
+        Failure {
+            kind: FailureKind::Failed,
+            text: text.into(),
+            buffer_in_use: false,
+        }
+    }
+}
+
+impl From<Failure> for String {
+    fn from(f: Failure) -> String {
+        f.text
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// How long a receive waits for its message to come.
+#[derive(Clone, Copy, Debug)]
+pub enum Wait {
+    /// For ever (a server waiting for its next request); once the message came, its
+    /// bytes arrive under the liveness rule.
+    Forever,
+    /// At most this long, whatever the peer says (a first poll, a look).
+    Within(Duration),
+    /// Until the peer has been silent for the transport's timeout.
+    Live,
+}
 
 /// MPI, initialised by us with every thread allowed to call it.
 pub struct Transport {
@@ -38,6 +89,14 @@ pub struct Transport {
     channels: Vec<SimpleCommunicator>,
     world: SimpleCommunicator,
     _universe: Universe,
+    /// How long a peer may make no progress and give no sign of life.
+    timeout: Duration,
+    opened: Instant,
+    /// When each rank was last heard from (nanoseconds after `opened`).
+    heard: Vec<AtomicU64>,
+    /// A test hook a server sets: called before every send and at every poll (the
+    /// slowed-server case of the fault tests sleeps there).
+    stall: Option<fn()>,
 }
 
 // SAFETY: MPI was initialised with MPI_THREAD_MULTIPLE (`open` refuses anything less),
@@ -48,8 +107,9 @@ unsafe impl Sync for Transport {}
 
 impl Transport {
     /// Initialises MPI. Refused when MPI is initialised already (the application's own
-    /// MPI use is not shared yet) or cannot give `MPI_THREAD_MULTIPLE`.
-    pub fn open() -> Result<Transport, String> {
+    /// MPI use is not shared yet) or cannot give `MPI_THREAD_MULTIPLE`. `timeout`: how
+    /// long a silent peer is waited for.
+    pub fn open(timeout: Duration) -> Result<Transport, String> {
         let Some((universe, threading)) = mpi::initialize_with_threading(Threading::Multiple)
         else {
             return Err("MPI is initialised already (by the application?)".into());
@@ -62,11 +122,21 @@ impl Transport {
         let world = universe.world();
         // Collective: every rank (servers and application) makes them when it opens.
         let channels = (0..CHANNELS).map(|_| world.duplicate()).collect();
+        let heard = (0..world.size()).map(|_| AtomicU64::new(0)).collect();
         Ok(Transport {
             channels,
             world,
             _universe: universe,
+            timeout,
+            opened: Instant::now(),
+            heard,
+            stall: None,
         })
+    }
+
+    /// Sets the test hook (see `stall`).
+    pub fn set_stall(&mut self, hook: fn()) {
+        self.stall = Some(hook);
     }
 
     pub fn rank(&self) -> i32 {
@@ -75,6 +145,28 @@ impl Transport {
 
     pub fn size(&self) -> i32 {
         self.world.size()
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Finalises MPI within `within`: true when done. MPI_Finalize may wait for every
+    /// rank (a stopped one too), so it runs on a thread of its own, left behind when the
+    /// deadline passes (the caller then exits without it).
+    pub fn close(self, within: Duration) -> bool {
+        let (done, finalised) = std::sync::mpsc::channel();
+        let finalise = move || {
+            drop(self);
+            let _ = done.send(());
+        };
+        match std::thread::Builder::new()
+            .name("offload-mpi-finalize".into())
+            .spawn(finalise)
+        {
+            Ok(_) => finalised.recv_timeout(within).is_ok(),
+            Err(_) => false,
+        }
     }
 
     /// The communicator of messages with `tag`: the world for requests and heartbeats,
@@ -86,197 +178,327 @@ impl Transport {
         }
     }
 
-    /// Sends `data` to `dest` (blocking until MPI holds it).
-    pub fn send(&self, dest: i32, tag: i32, data: &[u8]) -> Result<(), String> {
-        self.check_rank(dest)?;
-        self.comm(tag)
-            .process_at_rank(dest)
-            .send_with_tag(data, tag);
-        Ok(())
+    /// Notes that `rank` was heard from now.
+    fn note_heard(&self, rank: i32) {
+        if let Some(h) = usize::try_from(rank).ok().and_then(|r| self.heard.get(r)) {
+            h.fetch_max(self.opened.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
     }
 
-    /// Receives the next message of `source` with `tag`; `None`: wait for ever (the
-    /// server's main loop), else an error once `timeout` passes without one.
-    pub fn receive(
+    /// How long `rank` has said nothing (no message, no heartbeat); since the transport
+    /// opened when never.
+    pub fn silence(&self, rank: i32) -> Duration {
+        let heard = usize::try_from(rank)
+            .ok()
+            .and_then(|r| self.heard.get(r))
+            .map_or(0, |h| h.load(Ordering::Relaxed));
+        self.opened
+            .elapsed()
+            .saturating_sub(Duration::from_nanos(heard))
+    }
+
+    /// Takes the heartbeats `rank` sent (each a sign of life).
+    pub fn take_heartbeats(&self, rank: i32) {
+        while let Ok(Some(_)) = self.take(rank, TAG_HEARTBEAT) {}
+    }
+
+    /// A message of `source` with `tag` if one has come (received whole, within the
+    /// liveness rule), else `None` at once.
+    fn take(&self, source: i32, tag: i32) -> Result<Option<Vec<u8>>, Failure> {
+        let comm = self.comm(tag);
+        let Some((message, size)) = pending::probe(comm, source, tag).map_err(Failure::failed)?
+        else {
+            return Ok(None);
+        };
+        self.receive_matched(source, message, size).map(Some)
+    }
+
+    /// Receives a matched message of `size` bytes (within the liveness rule).
+    fn receive_matched(
         &self,
         source: i32,
+        message: mpi::ffi::MPI_Message,
+        size: usize,
+    ) -> Result<Vec<u8>, Failure> {
+        self.note_heard(source);
+        let mut data = vec![0u8; size];
+        // SAFETY: `data` lives until the receive completed or was abandoned (then the
+        // buffer is leaked, below).
+        let request =
+            unsafe { Pending::receive_matched(message, &mut data) }.map_err(Failure::failed)?;
+        let mut requests = vec![request];
+        match self.wait_all(source, &mut requests, "receiving a message", self.timeout) {
+            Ok(_) => Ok(data),
+            Err(failure) => {
+                if failure.buffer_in_use {
+                    std::mem::forget(data);
+                }
+                Err(failure)
+            }
+        }
+    }
+
+    /// Sends `data` to `dest`, waiting until MPI is done with it (under the liveness
+    /// rule).
+    pub fn send(&self, dest: i32, tag: i32, data: &[u8]) -> Result<(), Failure> {
+        self.send_fragments(dest, tag, data, data.len().max(1))
+    }
+
+    /// As `send`, but giving up after `within` whatever the peer says (a last word to
+    /// a peer that may be gone).
+    pub fn send_within(
+        &self,
+        dest: i32,
         tag: i32,
-        timeout: Option<Duration>,
-    ) -> Result<Vec<u8>, String> {
-        Ok(self
-            .probe(source, tag, timeout)?
-            .matched_receive_vec::<u8>()
-            .0)
+        data: &[u8],
+        within: Duration,
+    ) -> Result<(), Failure> {
+        self.post_sends(dest, tag, data, data.len().max(1), within)
+    }
+
+    /// Receives the next message of `source` with `tag`, waiting as `wait` says.
+    pub fn receive(&self, source: i32, tag: i32, wait: Wait) -> Result<Vec<u8>, Failure> {
+        self.check_rank(source)?;
+        if let Wait::Forever = wait {
+            // Nothing to watch while no request comes: MPI's own blocking probe.
+            let (message, size) =
+                pending::probe_blocking(self.comm(tag), source, tag).map_err(Failure::failed)?;
+            return self.receive_matched(source, message, size);
+        }
+        let started = Instant::now();
+        let mut backoff = Backoff::new();
+        loop {
+            if let Some(data) = self.take(source, tag)? {
+                return Ok(data);
+            }
+            let waited = started.elapsed();
+            let late = match wait {
+                Wait::Forever => false,
+                Wait::Within(limit) => waited >= limit,
+                Wait::Live => {
+                    waited.min(self.silence(source)) > self.timeout && {
+                        self.take_heartbeats(source);
+                        waited.min(self.silence(source)) > self.timeout
+                    }
+                }
+            };
+            if late {
+                return Err(Failure {
+                    kind: FailureKind::Silent,
+                    text: format!(
+                        "no message within {:.1} s",
+                        match wait {
+                            Wait::Within(limit) => limit,
+                            _ => self.timeout,
+                        }
+                        .as_secs_f64()
+                    ),
+                    buffer_in_use: false,
+                });
+            }
+            self.stall_hook();
+            backoff.pause();
+        }
     }
 
     /// Receives a transfer of `buffer.len()` bytes from `source`, cut in fragments of
     /// `fragment` bytes (the last may be shorter), with every fragment's receive posted
     /// at once: MPI moves them back to back into place. A shorter fragment (an empty
-    /// one: the sender gave up) ends the transfer with an error naming it.
+    /// one: the sender gave up) ends the transfer with `GaveUp`; what was not received
+    /// is cancelled.
     pub fn receive_fragments(
         &self,
         source: i32,
         tag: i32,
-        timeout: Option<Duration>,
         buffer: &mut [u8],
         fragment: usize,
-    ) -> Result<(), String> {
-        let mut lengths = Vec::new();
+    ) -> Result<(), Failure> {
+        self.check_rank(source)?;
+        let comm = self.comm(tag);
         let step = fragment.clamp(1, i32::MAX as usize);
-        let expected: Vec<usize> = buffer.chunks(step).map(<[u8]>::len).collect();
-        self.receive_pieces(source, tag, timeout, buffer, step, &mut lengths)?;
-        for (index, (got, want)) in lengths.iter().zip(&expected).enumerate() {
+        let mut requests = Vec::with_capacity(buffer.len().div_ceil(step).max(1));
+        let posted = if buffer.is_empty() {
+            // SAFETY: an empty buffer; nothing is written.
+            unsafe { Pending::receive(comm, source, tag, buffer) }.map(|r| requests.push(r))
+        } else {
+            buffer.chunks_mut(step).try_for_each(|piece| {
+                // SAFETY: each piece is a distinct part of the caller's buffer, which
+                // outlives the requests (completed or abandoned before returning).
+                unsafe { Pending::receive(comm, source, tag, piece) }.map(|r| requests.push(r))
+            })
+        };
+        if let Err(e) = posted {
+            let in_use = abandon(requests);
+            return Err(Failure {
+                buffer_in_use: in_use,
+                ..Failure::failed(e)
+            });
+        }
+        let lengths = self.wait_all(source, &mut requests, "receiving data", self.timeout)?;
+        let expected = buffer.chunks(step).map(<[u8]>::len);
+        for (index, (got, want)) in lengths.iter().zip(expected).enumerate() {
             match *got {
-                n if n == *want => {}
+                n if n == want => {}
                 0 => {
-                    return Err(format!(
-                        "rank {source} {GAVE_UP} (its side failed) at fragment {index}"
-                    ))
+                    return Err(Failure {
+                        kind: FailureKind::GaveUp,
+                        text: format!(
+                            "the sender stopped sending (its side failed) at fragment {index}"
+                        ),
+                        buffer_in_use: false,
+                    })
                 }
                 n => {
-                    return Err(format!(
-                        "rank {source} sent a fragment of {n} bytes where {want} were expected"
-                    ))
+                    return Err(Failure::failed(format!(
+                        "a fragment of {n} bytes came where {want} were expected"
+                    )))
                 }
             }
         }
         Ok(())
     }
 
-    /// Posts a receive for each `step`-byte piece of `buffer` and waits (polling, within
-    /// `timeout`) until every one completed, each length going to `lengths`; a short
-    /// piece stops the wait (the rest is cancelled: its sender gave up).
-    fn receive_pieces(
-        &self,
-        source: i32,
-        tag: i32,
-        timeout: Option<Duration>,
-        buffer: &mut [u8],
-        step: usize,
-        lengths: &mut Vec<usize>,
-    ) -> Result<(), String> {
-        self.check_rank(source)?;
-        let process = self.comm(tag).process_at_rank(source);
-        let deadline = timeout.map(|t| Instant::now() + t);
-        let pieces = buffer.len().div_ceil(step).max(1);
-        lengths.clear();
-        lengths.resize(pieces, usize::MAX);
-        mpi::request::scope(|scope| {
-            let mut pending: Vec<Option<_>> = if buffer.is_empty() {
-                vec![Some(
-                    process.immediate_receive_into_with_tag(scope, buffer, tag),
-                )]
-            } else {
-                buffer
-                    .chunks_mut(step)
-                    .map(|piece| Some(process.immediate_receive_into_with_tag(scope, piece, tag)))
-                    .collect()
-            };
-            let mut wait = Backoff::new();
-            loop {
-                let mut open = 0;
-                for (index, slot) in pending.iter_mut().enumerate() {
-                    let Some(request) = slot.take() else { continue };
-                    match request.test() {
-                        Ok(status) => {
-                            let got = status.count(u8::equivalent_datatype());
-                            lengths[index] = usize::try_from(got).unwrap_or(0);
-                        }
-                        Err(request) => {
-                            *slot = Some(request);
-                            open += 1;
-                        }
-                    }
-                }
-                if open == 0 {
-                    return Ok(());
-                }
-                // A piece before the last that came short: its sender gave up.
-                let short = lengths[..pieces - 1].iter().any(|&l| l < step);
-                let late = deadline.is_some_and(|d| Instant::now() >= d);
-                if short || late {
-                    // Nothing more comes (or too late): the open receives are cancelled
-                    // so that the buffer is the caller's again.
-                    for request in pending.iter_mut().filter_map(Option::take) {
-                        request.cancel();
-                        request.wait();
-                    }
-                    if short {
-                        lengths.retain(|&l| l != usize::MAX);
-                        return Ok(());
-                    }
-                    return Err(format!(
-                        "rank {source} {TIMED_OUT} {:.1} s",
-                        timeout.unwrap_or_default().as_secs_f64()
-                    ));
-                }
-                wait.pause();
-            }
-        })
-    }
-
     /// Sends `data` to `dest` in fragments of `fragment` bytes, every send posted at
-    /// once, and waits until MPI is done with them.
+    /// once, and waits (under the liveness rule) until MPI is done with them.
     pub fn send_fragments(
         &self,
         dest: i32,
         tag: i32,
         data: &[u8],
         fragment: usize,
-    ) -> Result<(), String> {
-        self.check_rank(dest)?;
-        let process = self.comm(tag).process_at_rank(dest);
-        let step = fragment.clamp(1, i32::MAX as usize);
-        mpi::request::scope(|scope| {
-            let requests: Vec<_> = data
-                .chunks(step)
-                .map(|piece| process.immediate_send_with_tag(scope, piece, tag))
-                .collect();
-            for request in requests {
-                request.wait();
-            }
-        });
-        Ok(())
+    ) -> Result<(), Failure> {
+        self.post_sends(dest, tag, data, fragment, self.timeout)
     }
 
-    fn check_rank(&self, rank: i32) -> Result<(), String> {
+    /// Posts the sends of `send_fragments` and waits for them within `limit` of silence.
+    fn post_sends(
+        &self,
+        dest: i32,
+        tag: i32,
+        data: &[u8],
+        fragment: usize,
+        limit: Duration,
+    ) -> Result<(), Failure> {
+        self.check_rank(dest)?;
+        self.stall_hook();
+        let comm = self.comm(tag);
+        let step = fragment.clamp(1, i32::MAX as usize);
+        let mut requests = Vec::with_capacity(data.len().div_ceil(step).max(1));
+        let pieces: Vec<&[u8]> = if data.is_empty() {
+            vec![data]
+        } else {
+            data.chunks(step).collect()
+        };
+        for piece in pieces {
+            // SAFETY: the caller's data outlives the requests (completed, or abandoned
+            // and reported as possibly still read).
+            match unsafe { Pending::send(comm, dest, tag, piece) } {
+                Ok(r) => requests.push(r),
+                Err(e) => {
+                    abandon(requests);
+                    return Err(Failure {
+                        buffer_in_use: true,
+                        ..Failure::failed(e)
+                    });
+                }
+            }
+        }
+        self.wait_all(dest, &mut requests, "sending data", limit)
+            .map(|_| ())
+    }
+
+    /// Waits until every request completed, under the liveness rule: it fails once
+    /// `peer` has made no progress (no request completed) and given no sign of life for
+    /// `limit`, abandoning what is open. A receive that came short ends the wait
+    /// (its sender gave up: nothing more comes in step), the rest cancelled. Answers the
+    /// bytes each moved.
+    fn wait_all(
+        &self,
+        peer: i32,
+        requests: &mut Vec<Pending>,
+        what: &str,
+        limit: Duration,
+    ) -> Result<Vec<usize>, Failure> {
+        let total: usize = requests.iter().map(Pending::posted).sum();
+        let mut progress = Instant::now();
+        let mut backoff = Backoff::new();
+        loop {
+            let mut open = 0;
+            let mut short = false;
+            for request in requests.iter_mut() {
+                if request.is_done() {
+                    continue;
+                }
+                match request.test() {
+                    Ok(Some(moved)) => {
+                        progress = Instant::now();
+                        self.note_heard(peer);
+                        short |= moved < request.posted();
+                    }
+                    Ok(None) => open += 1,
+                    Err(e) => {
+                        let in_use = abandon(std::mem::take(requests));
+                        return Err(Failure {
+                            buffer_in_use: in_use,
+                            ..Failure::failed(format!("{what}: {e}"))
+                        });
+                    }
+                }
+            }
+            let lengths = || requests.iter().map(|r| r.moved().unwrap_or(0)).collect();
+            if open == 0 {
+                return Ok(lengths());
+            }
+            if short {
+                let moved = lengths();
+                abandon(std::mem::take(requests));
+                return Ok(moved);
+            }
+            if progress.elapsed() > limit {
+                self.take_heartbeats(peer);
+                let silent = progress.elapsed().min(self.silence(peer));
+                if silent > limit {
+                    let moved: usize = requests.iter().filter_map(Pending::moved).sum();
+                    let in_use = abandon(std::mem::take(requests));
+                    return Err(Failure {
+                        kind: FailureKind::Silent,
+                        text: format!(
+                            "{what} stalled: no progress and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT) after {moved} of {total} bytes",
+                            silent.as_secs_f64()
+                        ),
+                        buffer_in_use: in_use,
+                    });
+                }
+            }
+            self.stall_hook();
+            backoff.pause();
+        }
+    }
+
+    fn stall_hook(&self) {
+        if let Some(stall) = self.stall {
+            stall();
+        }
+    }
+
+    fn check_rank(&self, rank: i32) -> Result<(), Failure> {
         if (0..self.size()).contains(&rank) {
             Ok(())
         } else {
-            Err(format!(
+            Err(Failure::failed(format!(
                 "rank {rank} does not exist (world of {})",
                 self.size()
-            ))
+            )))
         }
     }
+}
 
-    /// Waits for the next message of `source` with `tag` (see `receive`) and matches it.
-    fn probe(
-        &self,
-        source: i32,
-        tag: i32,
-        timeout: Option<Duration>,
-    ) -> Result<(Message, Status), String> {
-        self.check_rank(source)?;
-        let process = self.comm(tag).process_at_rank(source);
-        let Some(timeout) = timeout else {
-            return Ok(process.matched_probe_with_tag(tag));
-        };
-        let deadline = Instant::now() + timeout;
-        let mut wait = Backoff::new();
-        loop {
-            if let Some(probed) = process.immediate_matched_probe_with_tag(tag) {
-                return Ok(probed);
-            }
-            if Instant::now() >= deadline {
-                return Err(format!(
-                    "rank {source} {TIMED_OUT} {:.1} s",
-                    timeout.as_secs_f64()
-                ));
-            }
-            wait.pause();
-        }
-    }
+/// Abandons every request still open: whether MPI may still touch a buffer.
+fn abandon(requests: Vec<Pending>) -> bool {
+    requests
+        .into_iter()
+        .map(Pending::abandon)
+        .fold(false, |in_use, a| in_use | (a == Abandoned::StillInUse))
 }
 
 /// How a wait polls: most answers come within microseconds, so it first spins (the

@@ -77,13 +77,10 @@ impl Engine {
     }
 
     /// The engine thread's loop: `take` looks for one parked exchange's reply (`None`:
-    /// not yet), `beat` takes a rank's heartbeats. Polls back off from 20 us to 500 us
-    /// while nothing comes; with nothing parked the thread sleeps until something is.
-    pub fn poll(
-        &self,
-        take: impl Fn(&Parked) -> Option<Result<Vec<u8>, String>>,
-        beat: impl Fn(i32),
-    ) -> ! {
+    /// not yet). Polls back off from 20 us to 500 us while nothing comes; with nothing
+    /// parked the thread sleeps until something is. (The waiting threads take their
+    /// servers' heartbeats when they look at their silence.)
+    pub fn poll(&self, take: impl Fn(&Parked) -> Option<Result<Vec<u8>, String>>) -> ! {
         let mut pause = Duration::from_micros(20);
         loop {
             let waiting: Vec<Parked> = {
@@ -100,11 +97,6 @@ impl Engine {
                     p.slot.fill(reply);
                     delivered = true;
                 }
-            }
-            let mut ranks: Vec<i32> = waiting.iter().map(|p| p.rank).collect();
-            ranks.dedup();
-            for rank in ranks {
-                beat(rank);
             }
             if delivered {
                 pause = Duration::from_micros(20);
@@ -128,13 +120,10 @@ mod tests {
         let seen = arrived.clone();
         let slot = engine.park(1, 99, move || {
             std::thread::spawn(move || {
-                runner.poll(
-                    |p| {
-                        (p.tag == 99 && seen.load(std::sync::atomic::Ordering::Acquire))
-                            .then(|| Ok(vec![p.rank as u8]))
-                    },
-                    |_| {},
-                )
+                runner.poll(|p| {
+                    (p.tag == 99 && seen.load(std::sync::atomic::Ordering::Acquire))
+                        .then(|| Ok(vec![p.rank as u8]))
+                })
             });
         });
         assert!(

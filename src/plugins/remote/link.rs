@@ -6,20 +6,49 @@ use libloading::{Library, Symbol};
 use std::ffi::{c_char, c_int, CStr};
 use std::time::Duration;
 
-type OpenFn = unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int;
-type SendFn = unsafe extern "C" fn(c_int, c_int, *const u8, u64) -> c_int;
+type VersionFn = extern "C" fn() -> u32;
+type OpenFn = unsafe extern "C" fn(*mut c_int, *mut c_int, i64) -> c_int;
+type SendFn = unsafe extern "C" fn(c_int, c_int, *const u8, u64, i64) -> c_int;
 type ReceiveFn = unsafe extern "C" fn(c_int, c_int, i64, *mut *mut u8, *mut u64) -> c_int;
 type FreeFn = unsafe extern "C" fn(*mut u8, u64);
 type SendFragmentsFn = unsafe extern "C" fn(c_int, c_int, *const u8, u64, u64) -> c_int;
-type ReceiveFragmentsFn = unsafe extern "C" fn(c_int, c_int, i64, *mut u8, u64, u64) -> c_int;
-type CloseFn = extern "C" fn();
+type ReceiveFragmentsFn = unsafe extern "C" fn(c_int, c_int, *mut u8, u64, u64) -> c_int;
+type SilenceFn = extern "C" fn(c_int) -> i64;
+type CloseFn = extern "C" fn(i64) -> c_int;
 type ErrorFn = extern "C" fn() -> *const c_char;
 
 /// The library's file name.
 pub const LIBRARY: &str = "liboffload_remote_mpi.so";
 
+/// The version of the transport's functions this side calls (remote-mpi/src/ffi.rs).
+const ABI_VERSION: u32 = 2;
+
+/// The transport's answers (remote-mpi/src/transport.rs, `FailureKind`).
+const SILENT: c_int = -2;
+const GAVE_UP: c_int = -3;
+
+/// How a transport call failed, as the session needs to know it.
+#[derive(Debug)]
+pub enum LinkError {
+    /// The peer went silent (no progress, no sign of life) or a deadline ran out.
+    Silent(String),
+    /// The sender of a transfer gave up midway: still in step, its side failed.
+    GaveUp(String),
+    /// MPI failed.
+    Failed(String),
+}
+
+impl LinkError {
+    pub fn text(self) -> String {
+        match self {
+            LinkError::Silent(t) | LinkError::GaveUp(t) | LinkError::Failed(t) => t,
+        }
+    }
+}
+
 pub struct Link {
     open: OpenFn,
+    silence: SilenceFn,
     send: SendFn,
     receive: ReceiveFn,
     send_fragments: SendFragmentsFn,
@@ -77,8 +106,16 @@ impl Link {
                 .map_err(|e| format!("{}: {e}", String::from_utf8_lossy(name)))?;
             Ok(*symbol)
         }
+        let version: VersionFn = get(&library, b"offload_mpi_abi_version\0")?;
+        if version() != ABI_VERSION {
+            return Err(format!(
+                "the MPI transport has interface version {}, liboffload needs {ABI_VERSION} (install both from one build)",
+                version()
+            ));
+        }
         Ok(Link {
             open: get(&library, b"offload_mpi_open\0")?,
+            silence: get(&library, b"offload_mpi_silence_us\0")?,
             send: get(&library, b"offload_mpi_send\0")?,
             receive: get(&library, b"offload_mpi_receive\0")?,
             send_fragments: get(&library, b"offload_mpi_send_fragments\0")?,
@@ -101,44 +138,52 @@ impl Link {
             .into_owned()
     }
 
-    /// Initialises MPI: (world size, this rank).
-    pub fn open(&self) -> Result<(i32, i32), String> {
-        let (mut size, mut rank) = (0, 0);
-        // SAFETY: two writable ints.
-        match unsafe { (self.open)(&mut size, &mut rank) } {
-            0 => Ok((size, rank)),
-            _ => Err(self.last_error()),
-        }
-    }
-
-    pub fn send(&self, dest: i32, tag: i32, data: &[u8]) -> Result<(), String> {
-        // SAFETY: `data` is a live slice of `len` bytes.
-        match unsafe { (self.send)(dest, tag, data.as_ptr(), data.len() as u64) } {
+    fn outcome(&self, code: c_int) -> Result<(), LinkError> {
+        match code {
             0 => Ok(()),
-            _ => Err(self.last_error()),
+            SILENT => Err(LinkError::Silent(self.last_error())),
+            GAVE_UP => Err(LinkError::GaveUp(self.last_error())),
+            _ => Err(LinkError::Failed(self.last_error())),
         }
     }
 
-    /// The next message of `source` with `tag`, or an error after `timeout`.
-    pub fn receive(&self, source: i32, tag: i32, timeout: Duration) -> Result<Vec<u8>, String> {
-        self.receive_or_time_out(source, tag, timeout)
-            .map_err(|(_, text)| text)
+    /// Initialises MPI: (world size, this rank). `timeout`: how long a peer may make no
+    /// progress and give no sign of life before a transfer with it fails.
+    pub fn open(&self, timeout: Duration) -> Result<(i32, i32), String> {
+        let (mut size, mut rank) = (0, 0);
+        let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
+        // SAFETY: two writable ints.
+        let code = unsafe { (self.open)(&mut size, &mut rank, micros) };
+        self.outcome(code).map_err(LinkError::text)?;
+        Ok((size, rank))
     }
 
-    /// As `receive`; the error says whether the deadline ran out (true) or MPI failed.
-    pub fn receive_or_time_out(
+    /// Sends `data`: under the liveness rule, or (`within`) giving up after that long.
+    pub fn send(
+        &self,
+        dest: i32,
+        tag: i32,
+        data: &[u8],
+        within: Option<Duration>,
+    ) -> Result<(), LinkError> {
+        let micros = within.map_or(-1, |t| i64::try_from(t.as_micros()).unwrap_or(i64::MAX));
+        // SAFETY: `data` is a live slice of `len` bytes.
+        self.outcome(unsafe { (self.send)(dest, tag, data.as_ptr(), data.len() as u64, micros) })
+    }
+
+    /// The next message of `source` with `tag`; `None`: until `source` has been silent
+    /// for the timeout, else within that long.
+    pub fn receive(
         &self,
         source: i32,
         tag: i32,
-        timeout: Duration,
-    ) -> Result<Vec<u8>, (bool, String)> {
+        within: Option<Duration>,
+    ) -> Result<Vec<u8>, LinkError> {
         let (mut data, mut len): (*mut u8, u64) = (std::ptr::null_mut(), 0);
-        let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
+        let micros = within.map_or(-1, |t| i64::try_from(t.as_micros()).unwrap_or(i64::MAX));
         // SAFETY: two writable locations; the buffer is given back below.
-        match unsafe { (self.receive)(source, tag, micros, &mut data, &mut len) } {
-            0 => {}
-            code => return Err((code == -2, self.last_error())),
-        }
+        let code = unsafe { (self.receive)(source, tag, micros, &mut data, &mut len) };
+        self.outcome(code)?;
         let bytes = if data.is_null() {
             Vec::new()
         } else {
@@ -150,54 +195,50 @@ impl Link {
         Ok(bytes)
     }
 
-    /// Sends `data` in fragments of `fragment` bytes, all posted at once.
+    /// Sends `data` in fragments of `fragment` bytes, all posted at once (under the
+    /// liveness rule).
     pub fn send_fragments(
         &self,
         dest: i32,
         tag: i32,
         data: &[u8],
         fragment: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), LinkError> {
         // SAFETY: `data` is a live slice of its length.
-        let rc =
+        let code =
             unsafe { (self.send_fragments)(dest, tag, data.as_ptr(), data.len() as u64, fragment) };
-        match rc {
-            0 => Ok(()),
-            _ => Err(self.last_error()),
-        }
+        self.outcome(code)
     }
 
     /// Receives `buffer.len()` bytes in fragments of `fragment` bytes, all receives
-    /// posted at once, within `timeout`. The error says whether the sender gave up
-    /// midway (true: it is still in step, its transfer failed) or MPI failed.
+    /// posted at once (under the liveness rule).
     pub fn receive_fragments(
         &self,
         source: i32,
         tag: i32,
-        timeout: Duration,
         buffer: &mut [u8],
         fragment: u64,
-    ) -> Result<(), (bool, String)> {
-        let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
+    ) -> Result<(), LinkError> {
         // SAFETY: `buffer` is a live mutable slice of its length.
-        let rc = unsafe {
+        let code = unsafe {
             (self.receive_fragments)(
                 source,
                 tag,
-                micros,
                 buffer.as_mut_ptr(),
                 buffer.len() as u64,
                 fragment,
             )
         };
-        match rc {
-            0 => Ok(()),
-            code => Err((code == -3, self.last_error())),
-        }
+        self.outcome(code)
     }
 
-    /// Finalises MPI.
-    pub fn close(&self) {
-        (self.close)();
+    /// How long `rank` has said nothing (its heartbeats taken first).
+    pub fn silence(&self, rank: i32) -> Duration {
+        Duration::from_micros(u64::try_from((self.silence)(rank)).unwrap_or(u64::MAX))
+    }
+
+    /// Finalises MPI within `within`: false when MPI_Finalize did not return in time.
+    pub fn close(&self, within: Duration) -> bool {
+        (self.close)(i64::try_from(within.as_micros()).unwrap_or(i64::MAX)) == 0
     }
 }

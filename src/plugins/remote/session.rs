@@ -6,13 +6,13 @@
 //! server that does not answer within the timeout turns the operation into an error
 //! naming it, never a hang. At process exit every server is told to stop.
 
-use super::engine::{Engine, Parked};
+use super::engine::{Engine, Parked, Slot};
 use super::fragments::DEFAULT_FRAGMENT;
-use super::link::Link;
+use super::link::{Link, LinkError};
 use super::wire::{self, Reply, Request};
 use crate::runtime::error::{Error, ErrorCode, Result};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -29,15 +29,30 @@ const LAST_OPERATION_TAG: i32 = 1 << 22;
 const SLICE: Duration = Duration::from_millis(100);
 /// How long a waiting thread polls for its reply itself before the engine takes over.
 const POLL_FIRST: Duration = Duration::from_micros(500);
+/// How long a last word to a lost server (at exit: stop, if you ever come back) may
+/// take to leave.
+const LAST_WORD: Duration = Duration::from_millis(100);
 
 /// How long a server may take to answer (`OFFLOAD_MPI_TIMEOUT`, seconds; default 5).
 pub fn timeout() -> Duration {
-    let seconds = std::env::var("OFFLOAD_MPI_TIMEOUT")
+    seconds_from_env("OFFLOAD_MPI_TIMEOUT", 5.0)
+}
+
+/// A positive number of seconds from the variable `name`, else `default`.
+pub fn seconds_from_env(name: &str, default: f64) -> Duration {
+    let seconds = std::env::var(name)
         .ok()
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s > 0.0)
-        .unwrap_or(5.0);
+        .unwrap_or(default);
     Duration::from_secs_f64(seconds)
+}
+
+/// How long MPI's start may wait for the other ranks of the job
+/// (`OFFLOAD_MPI_START_TIMEOUT`, seconds; default 60): the servers wait that long for
+/// the application, and the application for the servers.
+pub fn start_timeout() -> Duration {
+    seconds_from_env("OFFLOAD_MPI_START_TIMEOUT", 60.0)
 }
 
 /// One server rank as the application knows it.
@@ -47,16 +62,12 @@ struct Server {
     /// made no sense) is never spoken to again, so every later operation on its devices
     /// fails at once instead of waiting out the timeout once more.
     lost: Mutex<Option<String>>,
-    /// When it was last heard from (nanoseconds after the session opened): any thread
-    /// that hears a heartbeat or an answer says so for all that wait on it.
-    heard: AtomicU64,
 }
 
 pub struct Session {
     link: Link,
     servers: Vec<Server>,
     timeout: Duration,
-    opened: Instant,
     next_tag: AtomicU32,
     /// Copies between two servers go one at a time: each server sends its half while it
     /// serves the request, and two in opposite directions would wait for each other.
@@ -91,7 +102,25 @@ fn open() -> std::result::Result<Arc<Session>, String> {
         );
     }
     let link = Link::load()?;
-    let (size, rank) = link.open()?;
+    let timeout = timeout();
+    // MPI's start waits for every rank: on a thread of its own, left behind when the
+    // servers never come.
+    let (started, start) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("offload-mpi-start".into())
+        .spawn(move || {
+            let opened = link.open(timeout);
+            let _ = started.send((link, opened));
+        })
+        .map_err(|e| format!("no thread to start MPI: {e}"))?;
+    let limit = start_timeout();
+    let (link, opened) = start.recv_timeout(limit).map_err(|_| {
+        format!(
+            "MPI did not start within {:.0} s: the other ranks of the job (the servers) never started it (OFFLOAD_MPI_START_TIMEOUT)",
+            limit.as_secs_f64()
+        )
+    })?;
+    let (size, rank) = opened?;
     if size < 2 {
         return Err(format!("the MPI job has {size} process: no server ranks"));
     }
@@ -104,14 +133,12 @@ fn open() -> std::result::Result<Arc<Session>, String> {
         .map(|rank| Server {
             rank,
             lost: Mutex::new(None),
-            heard: AtomicU64::new(0),
         })
         .collect();
     let session = Arc::new(Session {
         link,
         servers,
-        timeout: timeout(),
-        opened: Instant::now(),
+        timeout,
         next_tag: AtomicU32::new(0),
         between: Mutex::new(()),
         engine: Engine::default(),
@@ -121,29 +148,51 @@ fn open() -> std::result::Result<Arc<Session>, String> {
     Ok(session)
 }
 
-/// At exit: every server is told to stop (and answers) before MPI is finalised; a lost
-/// one is not waited for.
+/// At exit: every server is told to stop, all at once, and their answers awaited
+/// together (each within the liveness rule); a lost server gets the same word without
+/// an answer awaited (a stopped or slowed one that comes back then ends). MPI is
+/// finalised only when every server answered, and then within the timeout: finalising
+/// waits for every rank, and a lost one may never come.
 extern "C" fn stop_servers() {
     let Some(Ok(session)) = SESSION.get() else {
         return;
     };
+    use crate::runtime::config::trace;
+    let mut asked = Vec::new();
     for server in &session.servers {
+        let tag = session.operation_tag();
+        let envelope = wire::envelope(tag, &Request::Exit);
         if server.lost.lock().is_some() {
+            let _ = session
+                .link
+                .send(server.rank, TAG_REQUEST, &envelope, Some(LAST_WORD));
             continue;
         }
-        if let Err(e) = session.exchange(server.rank, &Request::Exit, &[], &mut []) {
-            let rank = server.rank;
-            crate::runtime::config::trace(|| format!("MPI: stopping rank {rank}: {e:?}"));
+        match session.start(server.rank, tag, &Request::Exit, &[]) {
+            Ok(()) => asked.push((server, tag)),
+            Err(e) => {
+                session.settle(server, &Request::Exit, Err(e)).ok();
+            }
         }
     }
-    // Finalising MPI may wait for every rank, a dead one too: with a server lost (before
-    // or by the stop just sent), the process exits without finalising. The kill test
-    // hung now and then under a parallel ctest, and this is the one wait left at exit.
+    let waits: Vec<(&Server, i32)> = asked.clone();
+    for ((server, _), answer) in asked.iter().zip(session.await_replies(&waits, false)) {
+        let outcome = answer
+            .unwrap_or_else(|| Err("not awaited".into()))
+            .map(|_| Reply::Done)
+            .map_err(Failure::Lost);
+        if let Err(e) = session.settle(server, &Request::Exit, outcome) {
+            let rank = server.rank;
+            trace(|| format!("MPI: stopping rank {rank}: {}", e.details));
+        }
+    }
     if session.servers.iter().any(|s| s.lost.lock().is_some()) {
-        crate::runtime::config::trace(|| "MPI: a server was lost; not finalising MPI".into());
+        trace(|| "MPI: a server was lost; not finalising MPI".into());
         return;
     }
-    session.link.close();
+    if !session.link.close(session.timeout) {
+        trace(|| "MPI: MPI_Finalize did not return within the timeout; exiting without it".into());
+    }
 }
 
 impl Session {
@@ -179,10 +228,12 @@ impl Session {
         }
     }
 
-    /// The caller's result of an exchange; a lost server is marked so.
+    /// The caller's result of an exchange; a lost server is marked so, the details
+    /// saying what was asked of it.
     fn settle(
         &self,
         server: &Server,
+        request: &Request,
         outcome: std::result::Result<Reply, Failure>,
     ) -> Result<Reply> {
         match outcome {
@@ -190,6 +241,7 @@ impl Session {
             Err(Failure::Refused(e)) => Err(e),
             Err(Failure::Lost(why)) => {
                 let rank = server.rank;
+                let why = format!("{}: {why}", request.describe());
                 crate::runtime::config::trace(|| format!("MPI: rank {rank} lost: {why}"));
                 let error = Self::lost(rank, why.clone());
                 server.lost.lock().get_or_insert(why);
@@ -213,7 +265,7 @@ impl Session {
         let outcome = self
             .start(rank, tag, request, outgoing)
             .and_then(|()| self.finish(server, tag, incoming));
-        self.settle(server, outcome)
+        self.settle(server, request, outcome)
     }
 
     /// A request the server does not answer (a queued launch): sent, after every
@@ -222,7 +274,7 @@ impl Session {
         let server = self.usable(rank)?;
         let tag = self.operation_tag();
         let outcome = self.start(rank, tag, request, &[]).map(|()| Reply::Done);
-        self.settle(server, outcome).map(|_| ())
+        self.settle(server, request, outcome).map(|_| ())
     }
 
     /// A copy from one server straight to another: `sender` (a `SendTo`) and `receiver`
@@ -244,13 +296,40 @@ impl Session {
         let tag = self.operation_tag();
         let asked_to = self.start(receiver.0, tag, receiver.1, &[]);
         let asked_from = self.start(sender.0, tag, sender.1, &[]);
-        // Each server that was asked answers once, whatever the other does (a receiver
-        // whose sender fails hears so and says so), so both answers are awaited.
-        let sent = asked_from.and_then(|()| self.finish(from, tag, &mut []));
-        let received = asked_to.and_then(|()| self.finish(to, tag, &mut []));
-        let sent = self.settle(from, sent);
-        let received = self.settle(to, received);
-        sent.and(received).map(|_| ())
+        // Both answers are awaited together: when one server is lost, the other (which
+        // waits for its data) is not waited for any longer, so the copy fails within
+        // the timeout whichever side went.
+        let mut waits = Vec::new();
+        if asked_from.is_ok() {
+            waits.push((from, tag));
+        }
+        if asked_to.is_ok() {
+            waits.push((to, tag));
+        }
+        let mut answers = self.await_replies(&waits, true).into_iter();
+        let mut answer = |asked: std::result::Result<(), Failure>, server: &Server| {
+            asked?;
+            match answers.next().flatten() {
+                Some(reply) => self.decode(reply.map_err(Failure::Lost)?, &mut []),
+                None => Err(Failure::Refused(Error::new(
+                    ErrorCode::BackendFailure,
+                    format!(
+                        "rank {}: not awaited: the other server of the copy was lost",
+                        server.rank
+                    ),
+                ))),
+            }
+        };
+        let sent = answer(asked_from, from);
+        let received = answer(asked_to, to);
+        let sent = self.settle(from, sender.1, sent);
+        let received = self.settle(to, receiver.1, received);
+        // The lost side's error first: it says what happened.
+        match (sent, received) {
+            (Ok(_), Ok(_)) => Ok(()),
+            (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+            (Err(a), Err(b)) => Err(if from.lost.lock().is_some() { a } else { b }),
+        }
     }
 
     /// The first half of an exchange: the request (with its tag) and the data it carries.
@@ -261,13 +340,14 @@ impl Session {
         request: &Request,
         outgoing: &[u8],
     ) -> std::result::Result<(), Failure> {
+        let lost = |e: LinkError| Failure::Lost(e.text());
         self.link
-            .send(rank, TAG_REQUEST, &wire::envelope(tag, request))
-            .map_err(Failure::Lost)?;
+            .send(rank, TAG_REQUEST, &wire::envelope(tag, request), None)
+            .map_err(lost)?;
         if !outgoing.is_empty() {
             self.link
                 .send_fragments(rank, tag, outgoing, DEFAULT_FRAGMENT)
-                .map_err(Failure::Lost)?;
+                .map_err(lost)?;
         }
         Ok(())
     }
@@ -280,122 +360,143 @@ impl Session {
         incoming: &mut [u8],
     ) -> std::result::Result<Reply, Failure> {
         let bytes = self.await_reply(server, tag).map_err(Failure::Lost)?;
-        let reply = Reply::decode(&bytes)
-            .map_err(|e| Failure::Lost(format!("an unreadable reply: {}", e.0)))?;
-        if let Reply::Error { code, details } = reply {
-            return Err(Failure::Refused(Error::new(
-                ErrorCode::from_value(code),
-                details,
-            )));
-        }
-        if let Reply::Data(data) = reply {
-            // A small read: its data came inside the reply.
-            if data.len() != incoming.len() {
-                return Err(Failure::Lost(format!(
-                    "{} bytes of data where {} were asked for",
-                    data.len(),
-                    incoming.len()
-                )));
-            }
-            incoming.copy_from_slice(&data);
-            return Ok(Reply::Done);
-        }
-        if !incoming.is_empty() {
-            let received = self.link.receive_fragments(
-                server.rank,
-                tag,
-                self.timeout,
-                incoming,
-                DEFAULT_FRAGMENT,
-            );
+        let reply = self.decode(bytes, incoming)?;
+        if let (Reply::Done, false) = (&reply, incoming.is_empty()) {
+            let received =
+                self.link
+                    .receive_fragments(server.rank, tag, incoming, DEFAULT_FRAGMENT);
             match received {
                 Ok(()) => {}
                 // The server's device failed midway; the server itself goes on.
-                Err((true, e)) => {
+                Err(LinkError::GaveUp(e)) => {
                     return Err(Failure::Refused(Error::new(
                         ErrorCode::BackendFailure,
                         format!("rank {}: the read failed midway: {e}", server.rank),
                     )))
                 }
-                Err((false, e)) => return Err(Failure::Lost(e)),
+                Err(e) => return Err(Failure::Lost(e.text())),
             }
         }
         Ok(reply)
     }
 
-    /// Notes that `server` was heard from now.
-    fn heard(&self, server: &Server) {
-        let now = self.opened.elapsed().as_nanos() as u64;
-        server.heard.fetch_max(now, Ordering::Relaxed);
+    /// A reply's meaning: the server's refusal, a small read's data (copied into
+    /// `incoming`, answered as `Done` with nothing more to come), or the reply itself.
+    fn decode(&self, bytes: Vec<u8>, incoming: &mut [u8]) -> std::result::Result<Reply, Failure> {
+        let reply = Reply::decode(&bytes)
+            .map_err(|e| Failure::Lost(format!("an unreadable reply: {}", e.0)))?;
+        match reply {
+            Reply::Error { code, details } => Err(Failure::Refused(Error::new(
+                ErrorCode::from_value(code),
+                details,
+            ))),
+            // A small read: its data came inside the reply.
+            Reply::Data(data) if data.len() != incoming.len() => Err(Failure::Lost(format!(
+                "{} bytes of data where {} were asked for",
+                data.len(),
+                incoming.len()
+            ))),
+            Reply::Data(data) => {
+                incoming.copy_from_slice(&data);
+                Ok(Reply::Data(Vec::new()))
+            }
+            reply => Ok(reply),
+        }
     }
 
-    /// The reply of `server` to the exchange `tag`. The waiting thread polls for a
-    /// moment; then it hands the wait to the engine thread and sleeps. A busy server says
-    /// it is alive every half second (a long kernel or transfer is no silence); one that
-    /// says nothing for the timeout is lost, and the operation fails instead of hanging.
+    /// The reply of `server` to the exchange `tag` (see `await_replies`).
     fn await_reply(&self, server: &Server, tag: i32) -> std::result::Result<Vec<u8>, String> {
-        self.heard(server);
-        match self.link.receive_or_time_out(server.rank, tag, POLL_FIRST) {
-            Ok(bytes) => {
-                self.heard(server);
-                return Ok(bytes);
+        self.await_replies(&[(server, tag)], false)
+            .pop()
+            .flatten()
+            .unwrap_or_else(|| Err("no answer awaited".into()))
+    }
+
+    /// The replies of servers to exchanges, awaited together. The waiting thread polls
+    /// for a moment; then it hands the waits to the engine thread and sleeps. A busy
+    /// server says it is alive every half second (a long kernel or transfer is no
+    /// silence); one that says nothing for the timeout (or is lost meanwhile) gets an
+    /// error instead of an answer, so no wait lasts longer than the timeout after its
+    /// server's last sign of life. With `stop_on_loss`, the first such error ends the
+    /// other waits too (`None`: not awaited).
+    fn await_replies(
+        &self,
+        waits: &[(&Server, i32)],
+        stop_on_loss: bool,
+    ) -> Vec<Option<std::result::Result<Vec<u8>, String>>> {
+        let started = Instant::now();
+        let mut answers: Vec<Option<std::result::Result<Vec<u8>, String>>> =
+            waits.iter().map(|_| None).collect();
+        for (i, (server, tag)) in waits.iter().enumerate() {
+            let first = if i == 0 { POLL_FIRST } else { Duration::ZERO };
+            match self.link.receive(server.rank, *tag, Some(first)) {
+                Ok(bytes) => answers[i] = Some(Ok(bytes)),
+                Err(LinkError::Silent(_)) => {}
+                Err(e) => answers[i] = Some(Err(e.text())),
             }
-            Err((false, e)) => return Err(e),
-            Err((true, _)) => {}
         }
-        let slot = self.engine.park(server.rank, tag, start_engine);
+        let slots: Vec<Option<Arc<Slot>>> = waits
+            .iter()
+            .zip(&answers)
+            .map(|((server, tag), answer)| {
+                answer
+                    .is_none()
+                    .then(|| self.engine.park(server.rank, *tag, start_engine))
+            })
+            .collect();
         loop {
-            if let Some(reply) = slot.wait(SLICE) {
-                return reply;
-            }
-            let heard = Duration::from_nanos(server.heard.load(Ordering::Relaxed));
-            let silent = self.opened.elapsed().saturating_sub(heard) > self.timeout;
-            let lost = server.lost.lock().clone();
-            if silent || lost.is_some() {
-                self.engine.unpark(&slot);
-                // The engine may have delivered it just now.
-                if let Some(reply) = slot.wait(Duration::ZERO) {
-                    return reply;
+            // Sleep on the first open wait; then look at every open one.
+            if let Some(i) = answers.iter().position(Option::is_none) {
+                if let Some(reply) = slots[i].as_ref().and_then(|s| s.wait(SLICE)) {
+                    answers[i] = Some(reply);
                 }
-                return Err(match lost {
-                    Some(why) => format!("lost meanwhile: {why}"),
-                    None => format!(
-                        "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
-                        self.timeout.as_secs_f64()
-                    ),
-                });
+            }
+            for (i, (server, _)) in waits.iter().enumerate() {
+                let Some(slot) = slots[i].as_ref().filter(|_| answers[i].is_none()) else {
+                    continue;
+                };
+                if let Some(reply) = slot.wait(Duration::ZERO) {
+                    answers[i] = Some(reply);
+                    continue;
+                }
+                let silence = started.elapsed().min(self.link.silence(server.rank));
+                let lost = server.lost.lock().clone();
+                if silence <= self.timeout && lost.is_none() {
+                    continue;
+                }
+                self.engine.unpark(slot);
+                // The engine may have delivered it just now.
+                answers[i] = Some(slot.wait(Duration::ZERO).unwrap_or_else(|| {
+                    Err(match lost {
+                        Some(why) => format!("lost meanwhile: {why}"),
+                        None => format!(
+                            "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
+                            silence.as_secs_f64()
+                        ),
+                    })
+                }));
+            }
+            let failed = answers.iter().any(|a| matches!(a, Some(Err(_))));
+            if answers.iter().all(Option::is_some) || (stop_on_loss && failed) {
+                for (slot, answer) in slots.iter().zip(&answers) {
+                    if let (Some(slot), None) = (slot, answer) {
+                        self.engine.unpark(slot);
+                    }
+                }
+                return answers;
             }
         }
     }
 
-    /// The engine thread's work: a parked exchange's reply if it came, and the
-    /// heartbeats of a rank.
+    /// The engine thread's work: a parked exchange's reply if it came.
     fn take_reply(&self, parked: &Parked) -> Option<std::result::Result<Vec<u8>, String>> {
         match self
             .link
-            .receive_or_time_out(parked.rank, parked.tag, Duration::ZERO)
+            .receive(parked.rank, parked.tag, Some(Duration::ZERO))
         {
-            Ok(bytes) => {
-                if let Ok(server) = self.server(parked.rank) {
-                    self.heard(server);
-                }
-                Some(Ok(bytes))
-            }
-            Err((true, _)) => None,
-            Err((false, e)) => Some(Err(e)),
-        }
-    }
-
-    fn take_heartbeats(&self, rank: i32) {
-        let Ok(server) = self.server(rank) else {
-            return;
-        };
-        while self
-            .link
-            .receive_or_time_out(rank, TAG_HEARTBEAT, Duration::ZERO)
-            .is_ok()
-        {
-            self.heard(server);
+            Ok(bytes) => Some(Ok(bytes)),
+            Err(LinkError::Silent(_)) => None,
+            Err(e) => Some(Err(e.text())),
         }
     }
 }
@@ -407,12 +508,7 @@ fn start_engine() {
     };
     let spawned = std::thread::Builder::new()
         .name("offload-mpi-engine".into())
-        .spawn(move || {
-            session.engine.poll(
-                |p| session.take_reply(p),
-                |rank| session.take_heartbeats(rank),
-            )
-        });
+        .spawn(move || session.engine.poll(|p| session.take_reply(p)));
     if let Err(e) = spawned {
         crate::runtime::config::trace(|| format!("MPI: no engine thread: {e}"));
     }

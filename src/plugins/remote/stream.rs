@@ -40,9 +40,10 @@ struct Shared {
     kernels_queued: std::sync::atomic::AtomicBool,
 }
 
-/// A point of a remote queue: complete when the worker reaches it, at that host time.
+/// A point of a remote queue: complete when the worker reaches it, at that host time,
+/// with the queue's failure before it if there was one (a lost server's, say).
 pub struct RemoteEvent {
-    done: Mutex<Option<Instant>>,
+    done: Mutex<Option<(Instant, Option<Error>)>>,
     reached: parking_lot::Condvar,
 }
 
@@ -54,19 +55,26 @@ impl RemoteEvent {
         }
     }
 
-    fn complete(&self) {
-        *self.done.lock() = Some(Instant::now());
+    fn complete(&self, failure: Option<Error>) {
+        let failure = failure.map(|e| e.context("an earlier command of its queue failed"));
+        *self.done.lock() = Some((Instant::now(), failure));
         self.reached.notify_all();
     }
 
-    fn time(&self) -> Instant {
+    /// Waits until the worker reached it (it does: every operation before it has a
+    /// deadline): when, and the failure before it.
+    fn reached(&self) -> (Instant, Option<Error>) {
         let mut done = self.done.lock();
         loop {
-            if let Some(at) = *done {
-                return at;
+            if let Some(reached) = done.as_ref() {
+                return reached.clone();
             }
             self.reached.wait(&mut done);
         }
+    }
+
+    fn time(&self) -> Instant {
+        self.reached().0
     }
 }
 
@@ -99,7 +107,7 @@ impl RemoteStream {
                         .pending
                         .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
                     if let Some(event) = reached {
-                        event.complete();
+                        event.complete(worker_shared.failure.lock().clone());
                     }
                 }
                 worker.end();
@@ -260,7 +268,7 @@ impl Stream for RemoteStream {
         let event = Arc::new(RemoteEvent::new());
         if self.is_idle() {
             // Nothing before it: complete at once (a later job cannot come before it).
-            event.complete();
+            event.complete(self.shared.failure.lock().clone());
         } else {
             self.submit(Job::Record(event.clone()))?;
         }
@@ -303,8 +311,10 @@ impl StreamEvent for RemoteEvent {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.time();
-        Ok(())
+        match self.reached().1 {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     fn elapsed_ms(&self, end: &dyn StreamEvent) -> Result<f32> {

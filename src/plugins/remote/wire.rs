@@ -138,6 +138,32 @@ impl Request {
     pub fn is_answered(&self) -> bool {
         !matches!(self, Request::Launch { stream, .. } if *stream != 0)
     }
+
+    /// What it asks, in a few words, for error details ("a write of 64 bytes").
+    pub fn describe(&self) -> String {
+        match self {
+            Request::Hello => "asking for its devices".into(),
+            Request::Alloc { size, .. } => format!("an allocation of {size} bytes"),
+            Request::Free { size, .. } => format!("freeing {size} bytes"),
+            Request::Write { size, .. } => format!("a write of {size} bytes"),
+            Request::WriteInline { data, .. } => format!("a write of {} bytes", data.len()),
+            Request::Read { size, .. } => format!("a read of {size} bytes"),
+            Request::Fill { size, .. } => format!("a fill of {size} bytes"),
+            Request::LoadProgram { size, .. } => format!("loading a {size}-byte program"),
+            Request::CheckImage { size, .. } => format!("checking a {size}-byte image"),
+            Request::DestroyProgram { .. } => "destroying a program".into(),
+            Request::Symbol { name, .. } => format!("looking up '{name}'"),
+            Request::Launch { .. } => "a kernel launch".into(),
+            Request::Exit => "stopping".into(),
+            Request::CopyWithin { size, .. } => format!("a copy of {size} bytes within a device"),
+            Request::SendTo { size, peer, .. } => format!("sending {size} bytes to rank {peer}"),
+            Request::ReceiveFrom { size, peer, .. } => {
+                format!("receiving {size} bytes from rank {peer}")
+            }
+            Request::Sync { .. } | Request::EndStream { .. } => "waiting for a queue".into(),
+            Request::CooperativeGroups { .. } => "asking a cooperative launch's limit".into(),
+        }
+    }
 }
 
 /// A server's answer.

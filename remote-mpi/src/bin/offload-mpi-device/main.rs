@@ -10,6 +10,7 @@
 //! kernels is answered by a thread of its own, so the server goes on meanwhile. Every
 //! failure goes back as an error reply naming this rank.
 
+mod lifetime;
 mod memory;
 mod peer;
 mod queues;
@@ -22,7 +23,7 @@ use offload::plugin::{
 };
 use offload::plugins::remote::wire::{self, Reply, Request, INLINE_LIMIT};
 use offload::runtime::error::ErrorCode;
-use offload_remote_mpi::transport::{Transport, HEARTBEAT, TAG_HEARTBEAT, TAG_REQUEST};
+use offload_remote_mpi::transport::{Transport, Wait, HEARTBEAT, TAG_HEARTBEAT, TAG_REQUEST};
 use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -53,8 +54,6 @@ struct Server {
     staging: Vec<u8>,
     /// What memory was handed out, for transfers in place.
     memory: MemoryTable,
-    /// How long a peer server may leave a transfer waiting (`OFFLOAD_MPI_TIMEOUT`).
-    timeout: std::time::Duration,
     /// Whether the host device's memory is placed at the application's address and
     /// read and written in place. `OFFLOAD_MPI_PLACE=0` makes the server treat it as it
     /// treats a GPU's memory (its own address, copies through the device a fragment at
@@ -82,13 +81,14 @@ enum Outgoing {
 type Served = Result<(Reply, Outgoing), (ErrorCode, String)>;
 
 fn main() -> ExitCode {
-    let transport = match Transport::open() {
+    let mut transport = match lifetime::open(offload::plugins::remote::session::timeout()) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("offload-mpi-device: {e}");
             return ExitCode::from(1);
         }
     };
+    lifetime::arm_slow_hook(&mut transport);
     let app = transport.size() - 1;
     if transport.rank() == app {
         eprintln!(
@@ -120,18 +120,22 @@ fn main() -> ExitCode {
         queue_failures: HashMap::new(),
         staging: Vec::new(),
         memory: MemoryTable::default(),
-        timeout: offload::plugins::remote::session::timeout(),
         place: std::env::var("OFFLOAD_MPI_PLACE").map_or(true, |v| v.trim() != "0"),
     };
     let code = server.run();
     // MPI is finalised when the last reference to the transport goes: the heartbeat's
-    // first, then the server's.
+    // first, then the server's (within the timeout: a rank may be gone).
     stop.store(true, Ordering::Release);
     if let Some(handle) = heartbeat {
         let _ = handle.join();
     }
+    let transport = server.transport.clone();
     drop(server);
-    code
+    match Arc::try_unwrap(transport) {
+        Ok(transport) => ExitCode::from(lifetime::close(transport, code) as u8),
+        // A queue's waiter still holds it (stuck in a kernel): leave without MPI.
+        Err(_) => lifetime::leave(code),
+    }
 }
 
 /// While the server is busy, the application hears from it every `HEARTBEAT`, so that
@@ -146,7 +150,9 @@ fn start_heartbeat(
     let beat = move || {
         while !stop.load(Ordering::Acquire) {
             std::thread::sleep(HEARTBEAT);
-            if busy.load(Ordering::Acquire) > 0 && transport.send(app, TAG_HEARTBEAT, &[]).is_err()
+            if busy.load(Ordering::Acquire) > 0
+                && !lifetime::is_slow()
+                && transport.send(app, TAG_HEARTBEAT, &[]).is_err()
             {
                 return;
             }
@@ -167,13 +173,13 @@ fn start_heartbeat(
 }
 
 impl Server {
-    fn run(&mut self) -> ExitCode {
+    fn run(&mut self) -> i32 {
         loop {
-            let bytes = match self.transport.receive(self.app, TAG_REQUEST, None) {
+            let bytes = match self.transport.receive(self.app, TAG_REQUEST, Wait::Forever) {
                 Ok(b) => b,
                 Err(e) => {
                     eprintln!("offload-mpi-device: {e}");
-                    return ExitCode::from(1);
+                    return 1;
                 }
             };
             let (tag, request) = match wire::open_envelope(&bytes) {
@@ -219,12 +225,17 @@ impl Server {
             let sent = self.answer(served);
             self.busy.fetch_sub(1, Ordering::AcqRel);
             if let Err(e) = sent {
-                eprintln!("offload-mpi-device: {e}");
-                return ExitCode::from(1);
+                // The application stopped listening (it gave this server up, or is
+                // gone): nothing will be asked of it any more.
+                eprintln!(
+                    "offload-mpi-device (rank {}): the application did not take an answer: {e}",
+                    self.transport.rank()
+                );
+                return 1;
             }
             self.waiters.retain(|w| !w.is_finished());
             if exit {
-                return ExitCode::SUCCESS;
+                return 0;
             }
         }
     }
@@ -346,7 +357,7 @@ impl Server {
                 address,
                 size,
             } => {
-                self.receive_memory(self.app, None, device, address, size)?;
+                self.receive_memory(self.app, device, address, size)?;
                 Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::Read {
@@ -531,8 +542,7 @@ impl Server {
                 peer,
             } => {
                 let peer = self.peer(peer)?;
-                let timeout = Some(self.timeout);
-                self.receive_memory(peer, timeout, device, address, size)?;
+                self.receive_memory(peer, device, address, size)?;
                 Ok((Reply::Done, Outgoing::Nothing))
             }
         }
@@ -614,20 +624,26 @@ impl Server {
     }
 
     /// Receives `size` bytes of data into the staging buffer, which it hands over (at
-    /// least `size` bytes long; a write gives it back for the next one).
+    /// least `size` bytes long; a write gives it back for the next one). Memory too short
+    /// for it is an error, the data taken and dropped.
     fn receive_data(&mut self, size: u64) -> Result<Vec<u8>, (ErrorCode, String)> {
-        let mut data = std::mem::take(&mut self.staging);
-        if data.len() < size as usize {
-            data.resize(size as usize, 0);
+        let mut data = self.take_staging();
+        if let Err(e) = transfer::grow(&mut data, size) {
+            self.keep_staging(data, false);
+            transfer::drain(&self.transport, self.app, self.tag, size);
+            return Err(e);
         }
-        transfer::receive(
+        match transfer::receive(
             &self.transport,
             self.app,
             self.tag,
-            None,
             &mut data[..size as usize],
-        )
-        .map_err(|e| (ErrorCode::BackendFailure, e))?;
-        Ok(data)
+        ) {
+            Ok(()) => Ok(data),
+            Err(e) => {
+                self.keep_staging(data, e.buffer_in_use);
+                Err((ErrorCode::BackendFailure, e.text))
+            }
+        }
     }
 }

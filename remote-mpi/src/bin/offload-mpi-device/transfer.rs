@@ -3,18 +3,18 @@
 //! cannot go on to tell its peer so (an empty fragment) instead of leaving it waiting.
 //! Memory this process owns (its host device's) is read and written in place; any
 //! other (a GPU's) goes a fragment at a time through the staging buffer, so that a
-//! transfer of any size needs one fragment of memory here.
+//! transfer of any size needs one fragment of memory here. Every wait is under the
+//! transport's liveness rule: a peer that stops moving data ends the transfer.
 
 use super::Server;
 use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
 use offload::runtime::error::ErrorCode;
-use offload_remote_mpi::transport::Transport;
-use std::time::Duration;
+use offload_remote_mpi::transport::{Failure, Transport, Wait};
 
 type Served<T> = Result<T, (ErrorCode, String)>;
 
-fn lost(e: String) -> (ErrorCode, String) {
-    (ErrorCode::BackendFailure, e)
+fn lost(e: Failure) -> (ErrorCode, String) {
+    (ErrorCode::BackendFailure, e.text)
 }
 
 fn failed(e: offload::runtime::error::Error) -> (ErrorCode, String) {
@@ -38,20 +38,24 @@ impl Server {
             return send(&self.transport, dest, self.tag, data).map_err(lost);
         }
         let device = self.device(device)?.clone();
-        let mut staging = std::mem::take(&mut self.staging);
+        let mut staging = self.take_staging();
+        let mut in_use = false;
         let outcome = (|| {
             for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
-                staging.resize(staging.len().max(len as usize), 0);
+                grow(&mut staging, len)?;
                 let piece = &mut staging[..len as usize];
                 let from = (address + offset) as usize;
                 device
                     .copy_from_device(piece.as_mut_ptr() as usize, from, piece.len())
                     .map_err(failed)?;
-                self.transport.send(dest, self.tag, piece).map_err(lost)?;
+                self.transport.send(dest, self.tag, piece).map_err(|e| {
+                    in_use = e.buffer_in_use;
+                    lost(e)
+                })?;
             }
             Ok(())
         })();
-        self.staging = staging;
+        self.keep_staging(staging, in_use);
         outcome
     }
 
@@ -61,7 +65,6 @@ impl Server {
     pub(super) fn receive_memory(
         &mut self,
         source: i32,
-        timeout: Option<Duration>,
         device: u32,
         address: u64,
         size: u64,
@@ -70,21 +73,26 @@ impl Server {
             // SAFETY: `own_range` found these bytes inside memory this process
             // allocated for the device; nothing else touches it meanwhile.
             let target = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, size as usize) };
-            return receive(&self.transport, source, self.tag, timeout, target).map_err(lost);
+            return receive(&self.transport, source, self.tag, target).map_err(lost);
         }
         let device = match self.device(device) {
             Ok(d) => d.clone(),
             Err(e) => {
-                drain(&self.transport, source, self.tag, timeout, size);
+                drain(&self.transport, source, self.tag, size);
                 return Err(e);
             }
         };
-        let mut staging = std::mem::take(&mut self.staging);
+        let mut staging = self.take_staging();
         let mut outcome = Ok(());
+        let mut in_use = false;
         for (offset, len) in fragments::pieces(size, DEFAULT_FRAGMENT) {
-            staging.resize(staging.len().max(len as usize), 0);
+            if let Err(e) = grow(&mut staging, len) {
+                drain(&self.transport, source, self.tag, size - offset);
+                outcome = Err(e);
+                break;
+            }
             let piece = &mut staging[..len as usize];
-            match receive(&self.transport, source, self.tag, timeout, piece) {
+            match receive(&self.transport, source, self.tag, piece) {
                 Ok(()) if outcome.is_ok() => {
                     let to = (address + offset) as usize;
                     outcome = device
@@ -94,14 +102,48 @@ impl Server {
                 Ok(()) => {}
                 Err(e) => {
                     // Nothing more comes in step: the rest is not waited for.
+                    in_use = e.buffer_in_use;
                     outcome = outcome.and(Err(lost(e)));
                     break;
                 }
             }
         }
-        self.staging = staging;
+        self.keep_staging(staging, in_use);
         outcome
     }
+
+    /// The staging buffer, taken for a transfer.
+    pub(super) fn take_staging(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.staging)
+    }
+
+    /// Gives the staging buffer back after a transfer, unless MPI may still write or
+    /// read it (an abandoned request): then it is left to MPI for good, and the next
+    /// transfer gets a new one.
+    pub(super) fn keep_staging(&mut self, staging: Vec<u8>, in_use: bool) {
+        if in_use {
+            std::mem::forget(staging);
+        } else {
+            self.staging = staging;
+        }
+    }
+}
+
+/// Makes `buffer` at least `len` bytes long, or says that memory is short (never an
+/// abort: the size comes from a request).
+pub fn grow(buffer: &mut Vec<u8>, len: u64) -> Served<()> {
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    if buffer.len() >= len {
+        return Ok(());
+    }
+    buffer.try_reserve_exact(len - buffer.len()).map_err(|_| {
+        (
+            ErrorCode::OutOfResources,
+            format!("no memory for a {len}-byte staging buffer"),
+        )
+    })?;
+    buffer.resize(len, 0);
+    Ok(())
 }
 
 /// Receives `target.len()` bytes from `source` straight into `target`.
@@ -109,18 +151,17 @@ pub fn receive(
     transport: &Transport,
     source: i32,
     tag: i32,
-    timeout: Option<Duration>,
     target: &mut [u8],
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     if target.is_empty() {
         return Ok(());
     }
     let fragment = DEFAULT_FRAGMENT as usize;
-    transport.receive_fragments(source, tag, timeout, target, fragment)
+    transport.receive_fragments(source, tag, target, fragment)
 }
 
 /// Sends `data` to `dest`.
-pub fn send(transport: &Transport, dest: i32, tag: i32, data: &[u8]) -> Result<(), String> {
+pub fn send(transport: &Transport, dest: i32, tag: i32, data: &[u8]) -> Result<(), Failure> {
     if data.is_empty() {
         return Ok(());
     }
@@ -134,10 +175,10 @@ pub fn give_up(transport: &Transport, dest: i32, tag: i32) {
 
 /// Takes and drops what `source` sends for a transfer of `size` bytes this server
 /// refused, so the conversation stays in step: until every fragment came, the sender
-/// gave up, or nothing came within `timeout`.
-pub fn drain(transport: &Transport, source: i32, tag: i32, timeout: Option<Duration>, size: u64) {
+/// gave up, or it went silent.
+pub fn drain(transport: &Transport, source: i32, tag: i32, size: u64) {
     for _ in fragments::pieces(size, DEFAULT_FRAGMENT) {
-        match transport.receive(source, tag, timeout) {
+        match transport.receive(source, tag, Wait::Live) {
             Ok(piece) if !piece.is_empty() => {}
             _ => return,
         }
