@@ -4,6 +4,8 @@
 
 use crate::pending::{self, Abandoned, Pending};
 use mpi::environment::Universe;
+use mpi::ffi;
+use mpi::raw::AsRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Threading;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -120,7 +122,9 @@ impl Transport {
             ));
         }
         let world = universe.world();
-        // Collective: every rank (servers and application) makes them when it opens.
+        returning_errors(&world);
+        // Collective: every rank (servers and application) makes them when it opens
+        // (each inherits the world's error handler).
         let channels = (0..CHANNELS).map(|_| world.duplicate()).collect();
         let heard = (0..world.size()).map(|_| AtomicU64::new(0)).collect();
         Ok(Transport {
@@ -489,6 +493,31 @@ impl Transport {
                 "rank {rank} does not exist (world of {})",
                 self.size()
             )))
+        }
+    }
+}
+
+/// Makes MPI's failures on `comm` come back as error codes (which every call checks)
+/// instead of aborting the process, MPI's default: a peer's malformed or oversized
+/// message, or a dead peer on a network, is an error to report, not an end.
+fn returning_errors(comm: &SimpleCommunicator) {
+    /// The handler: nothing to do; the failing call returns its code.
+    unsafe extern "C" fn ignore(_comm: *mut ffi::MPI_Comm, _code: *mut std::ffi::c_int) {}
+    // SAFETY: MPI calls the handler as `(MPI_Comm *, int *, ...)`; a function taking
+    // the two named arguments and ignoring the rest is compatible with that call on
+    // the C ABIs we build for (the extra arguments are never read).
+    let handler: ffi::MPI_Comm_errhandler_function = unsafe {
+        std::mem::transmute::<
+            unsafe extern "C" fn(*mut ffi::MPI_Comm, *mut std::ffi::c_int),
+            ffi::MPI_Comm_errhandler_function,
+        >(ignore)
+    };
+    // SAFETY: plain data MPI fills in.
+    let mut errhandler: ffi::MPI_Errhandler = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid handler function and a writable handle; then our communicator.
+    unsafe {
+        if ffi::MPI_Comm_create_errhandler(handler, &mut errhandler) == 0 {
+            ffi::MPI_Comm_set_errhandler(comm.as_raw(), errhandler);
         }
     }
 }

@@ -333,6 +333,12 @@ impl Server {
                 address,
                 size,
             } => {
+                if !self.memory.is_allocation(device, address) {
+                    return Err((
+                        ErrorCode::InvalidArgument,
+                        format!("{address:#x} is no allocation of device {device} on this server"),
+                    ));
+                }
                 let region = self.memory.remove(address as usize);
                 if let Some(Region {
                     placed: true, size, ..
@@ -357,6 +363,12 @@ impl Server {
                 address,
                 size,
             } => {
+                if let Err(e) = self.memory.check(device, address, size) {
+                    // The data comes anyway: taken and dropped, so the application is
+                    // not left sending.
+                    transfer::drain(&self.transport, self.app, self.tag, size);
+                    return Err(e);
+                }
                 self.receive_memory(self.app, device, address, size)?;
                 Ok((Reply::Done, Outgoing::Nothing))
             }
@@ -365,6 +377,7 @@ impl Server {
                 address,
                 size,
             } => {
+                self.memory.check(device, address, size)?;
                 let in_place = self.memory.own_range(device, address, size);
                 if size <= INLINE_LIMIT {
                     // Small: the data goes inside the reply.
@@ -398,6 +411,16 @@ impl Server {
                 size,
                 pattern,
             } => {
+                self.memory.check(device, address, size)?;
+                if pattern.is_empty() || size % pattern.len() as u64 != 0 {
+                    return Err((
+                        ErrorCode::InvalidSize,
+                        format!(
+                            "a fill of {size} bytes with a {}-byte pattern (a multiple of the pattern's size is needed)",
+                            pattern.len()
+                        ),
+                    ));
+                }
                 self.device(device)?
                     .fill(address as usize, &pattern, size as usize)
                     .map_err(failed)?;
@@ -409,6 +432,8 @@ impl Server {
                 src,
                 size,
             } => {
+                self.memory.check(device, dst, size)?;
+                self.memory.check(device, src, size)?;
                 self.device(device)?
                     .copy_within_device(dst as usize, src as usize, size as usize)
                     .map_err(failed)?;
@@ -485,6 +510,7 @@ impl Server {
                 address,
                 data,
             } => {
+                self.memory.check(device, address, data.len() as u64)?;
                 match self.memory.own_range(device, address, data.len() as u64) {
                     // SAFETY: `own_range` found these bytes inside memory this process
                     // allocated for the device; nothing else touches it meanwhile.
@@ -528,7 +554,10 @@ impl Server {
                 peer,
             } => {
                 let peer = self.peer(peer)?;
-                let sent = self.send_memory(peer, device, address, size);
+                let sent = self
+                    .memory
+                    .check(device, address, size)
+                    .and_then(|()| self.send_memory(peer, device, address, size));
                 if sent.is_err() {
                     transfer::give_up(&self.transport, peer, self.tag);
                 }
@@ -542,6 +571,10 @@ impl Server {
                 peer,
             } => {
                 let peer = self.peer(peer)?;
+                if let Err(e) = self.memory.check(device, address, size) {
+                    transfer::drain(&self.transport, peer, self.tag, size);
+                    return Err(e);
+                }
                 self.receive_memory(peer, device, address, size)?;
                 Ok((Reply::Done, Outgoing::Nothing))
             }

@@ -43,6 +43,34 @@ impl MemoryTable {
         self.regions.retain(|_, r| r.program != Some(program));
     }
 
+    /// Whether `size` bytes at `address` lie inside one region `device` handed out (an
+    /// allocation or a global looked up): a request naming other memory is refused
+    /// before any device touches it, as the application's runtime refuses it.
+    pub fn check(&self, device: u32, address: u64, size: u64) -> Result<(), (ErrorCode, String)> {
+        let inside = (|| {
+            let address = usize::try_from(address).ok()?;
+            let end = address.checked_add(usize::try_from(size).ok()?)?;
+            let (&base, region) = self.regions.range(..=address).next_back()?;
+            (region.device == device && end <= base + region.size).then_some(())
+        })();
+        inside.ok_or_else(|| {
+            (
+                ErrorCode::InvalidArgument,
+                format!(
+                    "{size} bytes at {address:#x} are not inside memory of device {device} this server handed out"
+                ),
+            )
+        })
+    }
+
+    /// Whether `base` is an allocation of `device` (not a global, not inside one).
+    pub fn is_allocation(&self, device: u32, base: u64) -> bool {
+        usize::try_from(base)
+            .ok()
+            .and_then(|b| self.regions.get(&b))
+            .is_some_and(|r| r.device == device && r.program.is_none())
+    }
+
     /// Whether `size` bytes at `address` lie inside one region of `device` that is this
     /// process's own memory: the address to read or write in place.
     pub fn own_range(&self, device: u32, address: u64, size: u64) -> Option<usize> {
@@ -154,6 +182,18 @@ mod tests {
         assert_eq!(table.own_range(0, u64::MAX, 2), None, "wraps");
         assert_eq!(table.own_range(0, 0x3008, 8), Some(0x3008), "a global");
         assert_eq!(table.remove(0x3000), None, "a global is not freed");
+        assert!(
+            table.check(1, 0x2000, 0x100).is_ok(),
+            "any memory of the device"
+        );
+        assert!(table.check(1, 0x2000, 0x101).is_err(), "overruns");
+        assert!(table.check(0, 0x2000, 1).is_err(), "another device's");
+        assert!(table.check(0, 0x500, 1).is_err(), "nobody's");
+        assert!(table.check(0, u64::MAX, 2).is_err(), "wraps");
+        assert!(table.is_allocation(0, 0x1000));
+        assert!(!table.is_allocation(0, 0x1008), "inside one");
+        assert!(!table.is_allocation(0, 0x3000), "a global");
+        assert!(!table.is_allocation(1, 0x1000), "another device's");
         table.forget_program(7);
         assert_eq!(table.own_range(0, 0x3008, 8), None);
         assert!(table.remove(0x1000).is_some());
