@@ -130,19 +130,27 @@ impl Server {
 }
 
 /// Makes `buffer` at least `len` bytes long, or says that memory is short (never an
-/// abort: the size comes from a request).
+/// abort: the size comes from a request). A new buffer is zeroed memory from the
+/// system, whose pages cost nothing until data lands in them.
 pub fn grow(buffer: &mut Vec<u8>, len: u64) -> Served<()> {
-    let len = usize::try_from(len).unwrap_or(usize::MAX);
-    if buffer.len() >= len {
-        return Ok(());
-    }
-    buffer.try_reserve_exact(len - buffer.len()).map_err(|_| {
+    let short = || {
         (
             ErrorCode::OutOfResources,
             format!("no memory for a {len}-byte staging buffer"),
         )
-    })?;
-    buffer.resize(len, 0);
+    };
+    let len = usize::try_from(len).map_err(|_| short())?;
+    if buffer.len() >= len {
+        return Ok(());
+    }
+    let layout = std::alloc::Layout::array::<u8>(len).map_err(|_| short())?;
+    // SAFETY: a layout of `len` > 0 bytes (len > buffer.len() >= 0).
+    let memory = unsafe { std::alloc::alloc_zeroed(layout) };
+    if memory.is_null() {
+        return Err(short());
+    }
+    // SAFETY: `len` zeroed bytes just allocated with the global allocator, u8's layout.
+    *buffer = unsafe { Vec::from_raw_parts(memory, len, len) };
     Ok(())
 }
 
