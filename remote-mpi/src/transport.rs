@@ -25,6 +25,10 @@ pub const HEARTBEAT: Duration = Duration::from_millis(500);
 /// How long a wait polls (spinning, then yielding) before it starts to sleep.
 const SPIN: Duration = Duration::from_micros(200);
 
+/// How often a long wait takes its peer's heartbeats: a heartbeat counts from when it is
+/// taken, so one left waiting would make a silent peer look alive for longer.
+const LOOK: Duration = Duration::from_millis(50);
+
 /// How many communicators the exchanges are spread over (by tag).
 const CHANNELS: usize = 4;
 
@@ -425,6 +429,7 @@ impl Transport {
     ) -> Result<Vec<usize>, Failure> {
         let total: usize = requests.iter().map(Pending::posted).sum();
         let mut progress = Instant::now();
+        let mut looked = Instant::now();
         let mut backoff = Backoff::new();
         loop {
             let mut open = 0;
@@ -458,8 +463,11 @@ impl Transport {
                 abandon(std::mem::take(requests));
                 return Ok(moved);
             }
-            if progress.elapsed() > limit {
+            if looked.elapsed() >= LOOK {
                 self.take_heartbeats(peer);
+                looked = Instant::now();
+            }
+            if progress.elapsed() > limit {
                 let silent = progress.elapsed().min(self.silence(peer));
                 if silent > limit {
                     let moved: usize = requests.iter().filter_map(Pending::moved).sum();
