@@ -33,6 +33,23 @@ rm -rf "$BUILD/c-tests"
 build_against_install "$ROOT/c-tests" "$BUILD/c-tests"
 ctest --test-dir "$BUILD/c-tests" --output-on-failure -j "$JOBS" | tee -a "$results"
 
+log "request fuzzing of the device server (offload-mpi-fuzz, 200,000 executions)"
+# Random, mutated and well-formed requests with right, empty, oversized and missing
+# data: the server must answer each and go on, never crash or hang.
+fuzz_log=$(mktemp)
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OFFLOAD_MPI_TIMEOUT=2 \
+  timeout 600 mpirun --oversubscribe -np 1 "$PREFIX/bin/offload-mpi-device" \
+  : -np 1 "$BUILD/lib/cargo/release/offload-mpi-fuzz" 200000 > "$fuzz_log" 2>&1 || true
+grep '^offload-mpi-fuzz:' "$fuzz_log"
+if grep -q '^offload-mpi-fuzz: 200000 executions.* 0 crashes, 0 hangs' "$fuzz_log"; then
+  echo "test result: ok. 1 passed; 0 failed; 0 ignored (offload-mpi-fuzz)" >> "$results"
+else
+  cat "$fuzz_log"
+  echo "offload-mpi-fuzz failed" >&2
+  exit 1
+fi
+rm -f "$fuzz_log"
+
 log "examples against the installed package"
 build_against_install "$ROOT/examples-c" "$BUILD/examples-c"
 "$BUILD/examples-c/list_devices" >/dev/null

@@ -174,6 +174,12 @@ impl Pending {
         self.done.is_some()
     }
 
+    /// Whether it receives (a send's completion may be MPI's alone, no word of the
+    /// peer's).
+    pub fn is_receive(&self) -> bool {
+        self.receive
+    }
+
     /// The bytes it was posted for.
     pub fn posted(&self) -> usize {
         self.len

@@ -213,12 +213,11 @@ impl Transport {
     /// A message of `source` with `tag` if one has come (received whole, within the
     /// liveness rule), else `None` at once.
     fn take(&self, source: i32, tag: i32) -> Result<Option<Vec<u8>>, Failure> {
-        let comm = self.comm(tag);
-        let Some((message, size)) = pending::probe(comm, source, tag).map_err(Failure::failed)?
-        else {
-            return Ok(None);
-        };
-        self.receive_matched(source, message, size).map(Some)
+        match self.wait_message(source, tag, Wait::Within(Duration::ZERO)) {
+            Ok((message, size)) => self.receive_matched(source, message, size).map(Some),
+            Err(e) if e.kind == FailureKind::Silent => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Receives a matched message of `size` bytes (within the liveness rule).
@@ -266,40 +265,55 @@ impl Transport {
 
     /// Receives the next message of `source` with `tag`, waiting as `wait` says.
     pub fn receive(&self, source: i32, tag: i32, wait: Wait) -> Result<Vec<u8>, Failure> {
+        let (message, size) = self.wait_message(source, tag, wait)?;
+        self.receive_matched(source, message, size)
+    }
+
+    /// Waits as `wait` says for the next message of `source` with `tag` and matches it:
+    /// (its handle, its size). Under `Live`, the peer's heartbeats are taken meanwhile.
+    fn wait_message(
+        &self,
+        source: i32,
+        tag: i32,
+        wait: Wait,
+    ) -> Result<(mpi::ffi::MPI_Message, usize), Failure> {
         self.check_rank(source)?;
+        let comm = self.comm(tag);
         if let Wait::Forever = wait {
             // Nothing to watch while no request comes: MPI's own blocking probe.
-            let (message, size) =
-                pending::probe_blocking(self.comm(tag), source, tag).map_err(Failure::failed)?;
-            return self.receive_matched(source, message, size);
+            let matched = pending::probe_blocking(comm, source, tag).map_err(Failure::failed)?;
+            self.note_heard(source);
+            return Ok(matched);
         }
         let started = Instant::now();
+        let mut looked = Instant::now();
         let mut backoff = Backoff::new();
         loop {
-            if let Some(data) = self.take(source, tag)? {
-                return Ok(data);
+            if let Some(matched) = pending::probe(comm, source, tag).map_err(Failure::failed)? {
+                self.note_heard(source);
+                return Ok(matched);
             }
             let waited = started.elapsed();
+            let limit = match wait {
+                Wait::Within(limit) => limit,
+                _ => self.timeout,
+            };
             let late = match wait {
-                Wait::Forever => false,
                 Wait::Within(limit) => waited >= limit,
-                Wait::Live => {
-                    waited.min(self.silence(source)) > self.timeout && {
+                _ => {
+                    if looked.elapsed() >= LOOK {
                         self.take_heartbeats(source);
-                        waited.min(self.silence(source)) > self.timeout
+                        looked = Instant::now();
                     }
+                    waited.min(self.silence(source)) > self.timeout
                 }
             };
             if late {
                 return Err(Failure {
                     kind: FailureKind::Silent,
                     text: format!(
-                        "no message within {:.1} s",
-                        match wait {
-                            Wait::Within(limit) => limit,
-                            _ => self.timeout,
-                        }
-                        .as_secs_f64()
+                        "no message and no sign of life for {:.1} s",
+                        limit.as_secs_f64()
                     ),
                     buffer_in_use: false,
                 });
@@ -307,6 +321,74 @@ impl Transport {
             self.stall_hook();
             backoff.pause();
         }
+    }
+
+    /// As `receive_fragments`, for a peer whose word is not trusted (a server receiving
+    /// from the application or another server): each fragment is matched first and its
+    /// size checked, and only a fragment of the expected size is received into
+    /// `buffer`. MPI must never be handed a message longer than its buffer: OpenMPI 4.1
+    /// then writes the whole message, past the buffer's end (the request fuzzer found a
+    /// heap overflow that way). Any other fragment is received aside and fails the
+    /// transfer (an empty one as `GaveUp`).
+    pub fn receive_fragments_checked(
+        &self,
+        source: i32,
+        tag: i32,
+        buffer: &mut [u8],
+        fragment: usize,
+    ) -> Result<(), Failure> {
+        let step = fragment.clamp(1, i32::MAX as usize);
+        let total = buffer.len();
+        for (index, piece) in buffer.chunks_mut(step).enumerate() {
+            let (message, size) =
+                self.wait_message(source, tag, Wait::Live)
+                    .map_err(|e| Failure {
+                        text: format!(
+                            "receiving data stalled at {} of {total} bytes: {e}",
+                            index * step
+                        ),
+                        ..e
+                    })?;
+            if size == piece.len() {
+                // SAFETY: `piece` outlives the request (completed, or abandoned and
+                // reported as possibly still written).
+                let request =
+                    unsafe { Pending::receive_matched(message, piece) }.map_err(Failure::failed)?;
+                self.wait_all(source, &mut vec![request], "receiving data", self.timeout)?;
+                continue;
+            }
+            // Received aside when no longer than a fragment may be; a longer one is left
+            // unreceived (MPI keeps it; nothing touches our memory).
+            let mut aside = Vec::new();
+            if size <= step && aside.try_reserve_exact(size).is_ok() {
+                aside.resize(size, 0);
+                // SAFETY: `aside` is exactly the message's size and outlives the wait
+                // (leaked below if abandoned).
+                if let Ok(request) = unsafe { Pending::receive_matched(message, &mut aside) } {
+                    if let Err(e) =
+                        self.wait_all(source, &mut vec![request], "receiving data", self.timeout)
+                    {
+                        if e.buffer_in_use {
+                            std::mem::forget(aside);
+                        }
+                    }
+                }
+            }
+            if size == 0 {
+                return Err(Failure {
+                    kind: FailureKind::GaveUp,
+                    text: format!(
+                        "the sender stopped sending (its side failed) at fragment {index}"
+                    ),
+                    buffer_in_use: false,
+                });
+            }
+            return Err(Failure::failed(format!(
+                "a fragment of {size} bytes came where {} were expected",
+                piece.len()
+            )));
+        }
+        Ok(())
     }
 
     /// Receives a transfer of `buffer.len()` bytes from `source`, cut in fragments of
@@ -441,7 +523,11 @@ impl Transport {
                 match request.test() {
                     Ok(Some(moved)) => {
                         progress = Instant::now();
-                        self.note_heard(peer);
+                        // A receive is the peer's word; a send may be complete in MPI
+                        // alone (a small message), which says nothing of the peer.
+                        if request.is_receive() {
+                            self.note_heard(peer);
+                        }
                         short |= moved < request.posted();
                     }
                     Ok(None) => open += 1,

@@ -232,7 +232,19 @@ struct Fuzzer {
     known: Known,
     error_replies: u64,
     slow_cases: u64,
+    /// `OFFLOAD_FUZZ_LOG` set: every request is printed before it goes.
+    log: bool,
+    /// Executions so far.
+    count: u64,
+    /// The next request with data gets none.
+    slow_due: bool,
+    /// Every how many executions that is.
+    slow_every: u64,
 }
+
+/// How many executions of a run leave the server waiting for data that never comes
+/// (each costs the liveness timeout), spread evenly.
+const SLOW_CASES: u64 = 20;
 
 impl Fuzzer {
     fn tag(&mut self) -> i32 {
@@ -259,6 +271,8 @@ impl Fuzzer {
 
     /// One execution; an error says how the server failed.
     fn execute(&mut self) -> Result<(), String> {
+        self.count += 1;
+        self.slow_due |= self.count % self.slow_every == 0;
         let tag = self.tag();
         let kind = self.rng.below(100);
         let mut bytes = if kind < 15 {
@@ -301,6 +315,9 @@ impl Fuzzer {
         if answer_tag.is_some_and(|t| t < FIRST_OPERATION_TAG) {
             return Ok(());
         }
+        if self.log {
+            eprintln!("fuzz: {:?} ({} bytes)", read, bytes.len());
+        }
         let t = &self.transport;
         t.send(self.server, TAG_REQUEST, &bytes)
             .map_err(|e| format!("sending: {e}"))?;
@@ -308,6 +325,17 @@ impl Fuzzer {
         let data_tag = answer_tag.unwrap_or(tag);
         if expected > 0 {
             match self.rng.below(100) {
+                // None at all (the server waits out its liveness timeout), or on
+                // another tag: `SLOW_CASES` times a run.
+                _ if self.slow_due => {
+                    self.slow_due = false;
+                    self.slow_cases += 1;
+                    if self.rng.chance(50) {
+                        let stray = (1 << 23) + data_tag; // above every exchange tag
+                        t.send(self.server, stray, &[1, 2, 3])
+                            .map_err(|e| format!("sending data: {e}"))?;
+                    }
+                }
                 // The data, as asked (when not too big to make).
                 0..=49 if expected <= 1 << 18 => {
                     let data = self.rng.bytes(expected as usize);
@@ -320,16 +348,6 @@ impl Fuzzer {
                     let data = self.rng.bytes(expected as usize + extra);
                     t.send(self.server, data_tag, &data)
                         .map_err(|e| format!("sending data: {e}"))?;
-                }
-                // None at all (the server waits out its liveness timeout), or on
-                // another tag: rare, each costs the timeout.
-                65 if self.rng.chance(2) => {
-                    self.slow_cases += 1;
-                    if self.rng.chance(50) {
-                        let stray = (1 << 23) + data_tag; // above every exchange tag
-                        t.send(self.server, stray, &[1, 2, 3])
-                            .map_err(|e| format!("sending data: {e}"))?;
-                    }
                 }
                 // The sender gives up: an empty fragment.
                 _ => t
@@ -439,6 +457,10 @@ fn main() -> ExitCode {
         },
         error_replies: 0,
         slow_cases: 0,
+        log: std::env::var_os("OFFLOAD_FUZZ_LOG").is_some(),
+        count: 0,
+        slow_due: false,
+        slow_every: (executions / SLOW_CASES).max(1000),
     };
     let outcome = (|| -> Result<(), String> {
         let alloc = Request::Alloc {

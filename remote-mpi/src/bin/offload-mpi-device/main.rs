@@ -65,6 +65,14 @@ struct Server {
 /// `SYNCHRONOUS | device` among the queues' (whose numbers start at 1 and count up).
 const SYNCHRONOUS: u64 = 1 << 63;
 
+/// How many requests in a row may fail to arrive before the server takes MPI for
+/// broken and ends.
+const MAX_UNREADABLE_REQUESTS: u32 = 100;
+
+/// How many failed launches of queues without a stream the server keeps for their
+/// syncs.
+const MAX_UNKNOWN_QUEUE_FAILURES: usize = 4096;
+
 /// What follows a reply: nothing, or a read's data (`size` bytes of `device`'s memory
 /// at `address`); or no reply now, a thread of its own answering later.
 enum Outgoing {
@@ -174,12 +182,23 @@ fn start_heartbeat(
 
 impl Server {
     fn run(&mut self) -> i32 {
+        let mut unreadable = 0;
         loop {
             let bytes = match self.transport.receive(self.app, TAG_REQUEST, Wait::Forever) {
-                Ok(b) => b,
+                Ok(b) => {
+                    unreadable = 0;
+                    b
+                }
+                // A request whose bytes never came: without them there is no tag to
+                // answer on; the next request is served. MPI failing again and again
+                // is the end.
                 Err(e) => {
-                    eprintln!("offload-mpi-device: {e}");
-                    return 1;
+                    eprintln!("offload-mpi-device: a request did not come whole: {e}");
+                    unreadable += 1;
+                    if unreadable >= MAX_UNREADABLE_REQUESTS {
+                        return 1;
+                    }
+                    continue;
                 }
             };
             let (tag, request) = match wire::open_envelope(&bytes) {
@@ -196,7 +215,11 @@ impl Server {
                     continue;
                 }
                 Err(e) => {
-                    eprintln!("offload-mpi-device: a request without a tag: {}", e.0);
+                    // No tag, so no answer: noted where tracing is on (a flood of these
+                    // must not flood the output).
+                    offload::runtime::config::trace(|| {
+                        format!("offload-mpi-device: a request without a tag: {}", e.0)
+                    });
                     continue;
                 }
             };
@@ -209,7 +232,13 @@ impl Server {
                     _ => 0,
                 };
                 if let Err(e) = self.serve(request) {
-                    self.queue_failures.entry(queue).or_insert(e);
+                    // Kept for the queue's sync; for queues this server never saw, only
+                    // so many (numbers from a broken request must not grow it for ever).
+                    if self.queues.contains_key(&queue)
+                        || self.queue_failures.len() < MAX_UNKNOWN_QUEUE_FAILURES
+                    {
+                        self.queue_failures.entry(queue).or_insert(e);
+                    }
                 }
                 self.busy.fetch_sub(1, Ordering::AcqRel);
                 continue;
@@ -323,38 +352,34 @@ impl Server {
                     own,
                     placed,
                     program: None,
+                    kind: Some(kind),
                 };
                 self.memory.add(address, region);
                 Ok((reply, Outgoing::Nothing))
             }
+            // What is freed is what was handed out, as it was: the size and kind this
+            // server recorded (the request's are the application's word for them).
             Request::Free {
-                device,
-                kind,
-                address,
-                size,
+                device, address, ..
             } => {
-                if !self.memory.is_allocation(device, address) {
-                    return Err((
-                        ErrorCode::InvalidArgument,
-                        format!("{address:#x} is no allocation of device {device} on this server"),
-                    ));
-                }
-                let region = self.memory.remove(address as usize);
-                if let Some(Region {
-                    placed: true, size, ..
-                }) = region
-                {
-                    memory::unplace(address as usize, size);
+                let region = match self.memory.remove(device, address) {
+                    Some(region) => region,
+                    None => {
+                        return Err((
+                            ErrorCode::InvalidArgument,
+                            format!(
+                                "{address:#x} is no allocation of device {device} on this server"
+                            ),
+                        ))
+                    }
+                };
+                if region.placed {
+                    memory::unplace(address as usize, region.size);
                     return Ok((Reply::Done, Outgoing::Nothing));
                 }
-                let kind = AllocKind::try_from(kind).map_err(|k| {
-                    (
-                        ErrorCode::InvalidEnumeration,
-                        format!("allocation kind {k}"),
-                    )
-                })?;
+                let kind = region.kind.unwrap_or(AllocKind::Device);
                 self.device(device)?
-                    .free(address as usize, size as usize, kind)
+                    .free(address as usize, region.size, kind)
                     .map_err(failed)?;
                 Ok((Reply::Done, Outgoing::Nothing))
             }
@@ -623,6 +648,7 @@ impl Server {
                     own: self.own_memory(device)?,
                     placed: false,
                     program: Some(program),
+                    kind: None,
                 };
                 self.memory.add(global.address, region);
                 Ok((

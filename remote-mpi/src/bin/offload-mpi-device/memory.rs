@@ -4,6 +4,7 @@
 //! host device), goes between MPI and the memory in place, with no staging copy; any
 //! other goes through the device's own copy.
 
+use offload::plugin::AllocKind;
 use offload::runtime::error::ErrorCode;
 use std::collections::BTreeMap;
 
@@ -18,6 +19,8 @@ pub struct Region {
     pub placed: bool,
     /// The program a global belongs to (forgotten with it); `None` for allocations.
     pub program: Option<u64>,
+    /// An allocation's kind (what it is freed as); `None` for globals.
+    pub kind: Option<AllocKind>,
 }
 
 #[derive(Default)]
@@ -30,10 +33,11 @@ impl MemoryTable {
         self.regions.insert(base, region);
     }
 
-    /// Takes out the allocation at `base` (not a global).
-    pub fn remove(&mut self, base: usize) -> Option<Region> {
+    /// Takes out the allocation of `device` at `base` (not a global, not inside one).
+    pub fn remove(&mut self, device: u32, base: u64) -> Option<Region> {
+        let base = usize::try_from(base).ok()?;
         match self.regions.get(&base) {
-            Some(r) if r.program.is_none() => self.regions.remove(&base),
+            Some(r) if r.program.is_none() && r.device == device => self.regions.remove(&base),
             _ => None,
         }
     }
@@ -61,14 +65,6 @@ impl MemoryTable {
                 ),
             )
         })
-    }
-
-    /// Whether `base` is an allocation of `device` (not a global, not inside one).
-    pub fn is_allocation(&self, device: u32, base: u64) -> bool {
-        usize::try_from(base)
-            .ok()
-            .and_then(|b| self.regions.get(&b))
-            .is_some_and(|r| r.device == device && r.program.is_none())
     }
 
     /// Whether `size` bytes at `address` lie inside one region of `device` that is this
@@ -164,6 +160,7 @@ mod tests {
             own,
             placed: false,
             program,
+            kind: program.is_none().then_some(AllocKind::Device),
         }
     }
 
@@ -181,7 +178,7 @@ mod tests {
         assert_eq!(table.own_range(0, 0xfff, 1), None, "before any region");
         assert_eq!(table.own_range(0, u64::MAX, 2), None, "wraps");
         assert_eq!(table.own_range(0, 0x3008, 8), Some(0x3008), "a global");
-        assert_eq!(table.remove(0x3000), None, "a global is not freed");
+        assert_eq!(table.remove(0, 0x3000), None, "a global is not freed");
         assert!(
             table.check(1, 0x2000, 0x100).is_ok(),
             "any memory of the device"
@@ -190,13 +187,11 @@ mod tests {
         assert!(table.check(0, 0x2000, 1).is_err(), "another device's");
         assert!(table.check(0, 0x500, 1).is_err(), "nobody's");
         assert!(table.check(0, u64::MAX, 2).is_err(), "wraps");
-        assert!(table.is_allocation(0, 0x1000));
-        assert!(!table.is_allocation(0, 0x1008), "inside one");
-        assert!(!table.is_allocation(0, 0x3000), "a global");
-        assert!(!table.is_allocation(1, 0x1000), "another device's");
+        assert!(table.remove(0, 0x1008).is_none(), "inside one");
+        assert!(table.remove(1, 0x1000).is_none(), "another device's");
         table.forget_program(7);
         assert_eq!(table.own_range(0, 0x3008, 8), None);
-        assert!(table.remove(0x1000).is_some());
+        assert!(table.remove(0, 0x1000).is_some());
         assert_eq!(table.own_range(0, 0x1000, 1), None);
     }
 }

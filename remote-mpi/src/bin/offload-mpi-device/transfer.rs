@@ -154,7 +154,8 @@ pub fn grow(buffer: &mut Vec<u8>, len: u64) -> Served<()> {
     Ok(())
 }
 
-/// Receives `target.len()` bytes from `source` straight into `target`.
+/// Receives `target.len()` bytes from `source` straight into `target`, each fragment's
+/// size checked before it lands (the sender's word is not trusted here).
 pub fn receive(
     transport: &Transport,
     source: i32,
@@ -165,7 +166,7 @@ pub fn receive(
         return Ok(());
     }
     let fragment = DEFAULT_FRAGMENT as usize;
-    transport.receive_fragments(source, tag, target, fragment)
+    transport.receive_fragments_checked(source, tag, target, fragment)
 }
 
 /// Sends `data` to `dest`.
