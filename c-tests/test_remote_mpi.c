@@ -53,7 +53,8 @@ static void copies_while_a_kernel_runs(ol_device_handle_t device, ol_device_hand
   pthread_join(thread, NULL);
   CHECK_EQ(job.code, OL_ERRC_SUCCESS);
   const double synced = job.done_ms - start;
-  if (!CHECK(copied < 1000 && synced >= 1400))
+  /* The copies end well before the kernel (how long each takes varies with the load). */
+  if (!CHECK(copied + 200 < synced && synced >= 1400))
     fprintf(stderr, "copies done after %.0f ms, the kernel after %.0f ms\n", copied, synced);
   CHECK_OK(olMemFree(mem));
   CHECK_OK(olDestroyQueue(queue));

@@ -40,7 +40,7 @@ fuzz_log=$(mktemp)
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OFFLOAD_MPI_TIMEOUT=2 \
   timeout 600 mpirun --oversubscribe -np 1 "$PREFIX/bin/offload-mpi-device" \
   : -np 1 "$BUILD/lib/cargo/release/offload-mpi-fuzz" 200000 > "$fuzz_log" 2>&1 || true
-grep '^offload-mpi-fuzz:' "$fuzz_log"
+grep '^offload-mpi-fuzz:' "$fuzz_log" || true
 if grep -q '^offload-mpi-fuzz: 200000 executions.* 0 crashes, 0 hangs' "$fuzz_log"; then
   echo "test result: ok. 1 passed; 0 failed; 0 ignored (offload-mpi-fuzz)" >> "$results"
 else
