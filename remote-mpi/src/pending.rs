@@ -216,6 +216,29 @@ impl Pending {
     }
 }
 
+/// Receives the matched message `message` into `buffer` (its whole length) at once:
+/// only for a message that came whole with its match (see `WHOLE_ON_ARRIVAL`).
+///
+/// # Safety
+/// `message` is a matched message not received yet, of `buffer.len()` bytes.
+pub unsafe fn receive_matched_now(
+    mut message: ffi::MPI_Message,
+    buffer: &mut [u8],
+) -> Result<(), String> {
+    // SAFETY: plain data MPI fills in.
+    let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+    // SAFETY: a matched message and a writable buffer of its size.
+    check("MPI_Mrecv", unsafe {
+        ffi::MPI_Mrecv(
+            buffer.as_mut_ptr().cast::<c_void>(),
+            count(buffer.len())?,
+            ffi::RSMPI_UINT8_T,
+            &mut message,
+            &mut status,
+        )
+    })
+}
+
 /// Waits (for ever) for a message from `source` with `tag`: (its matched handle, its
 /// size).
 pub fn probe_blocking(

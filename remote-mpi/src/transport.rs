@@ -29,6 +29,12 @@ const SPIN: Duration = Duration::from_micros(200);
 /// taken, so one left waiting would make a silent peer look alive for longer.
 const LOOK: Duration = Duration::from_millis(50);
 
+/// Messages up to this size travel whole in the packet that lets them be matched, with
+/// every MPI transport (the smallest eager limits are some kilobytes): once matched,
+/// receiving one cannot wait for its sender, so it is received at once, without the
+/// cost of a request to poll.
+const WHOLE_ON_ARRIVAL: usize = 1024;
+
 /// How many communicators the exchanges are spread over (by tag).
 const CHANNELS: usize = 4;
 
@@ -229,6 +235,11 @@ impl Transport {
     ) -> Result<Vec<u8>, Failure> {
         self.note_heard(source);
         let mut data = vec![0u8; size];
+        if size <= WHOLE_ON_ARRIVAL {
+            // SAFETY: a matched message and a buffer of exactly its size.
+            unsafe { pending::receive_matched_now(message, &mut data) }.map_err(Failure::failed)?;
+            return Ok(data);
+        }
         // SAFETY: `data` lives until the receive completed or was abandoned (then the
         // buffer is leaked, below).
         let request =
@@ -282,6 +293,10 @@ impl Transport {
         if let Wait::Forever = wait {
             // Nothing to watch while no request comes: MPI's own blocking probe.
             let matched = pending::probe_blocking(comm, source, tag).map_err(Failure::failed)?;
+            self.note_heard(source);
+            return Ok(matched);
+        }
+        if let Some(matched) = pending::probe(comm, source, tag).map_err(Failure::failed)? {
             self.note_heard(source);
             return Ok(matched);
         }
@@ -474,11 +489,8 @@ impl Transport {
         let comm = self.comm(tag);
         let step = fragment.clamp(1, i32::MAX as usize);
         let mut requests = Vec::with_capacity(data.len().div_ceil(step).max(1));
-        let pieces: Vec<&[u8]> = if data.is_empty() {
-            vec![data]
-        } else {
-            data.chunks(step).collect()
-        };
+        // An empty message is one piece too.
+        let pieces = data.chunks(step).chain(data.is_empty().then_some(data));
         for piece in pieces {
             // SAFETY: the caller's data outlives the requests (completed, or abandoned
             // and reported as possibly still read).
@@ -509,37 +521,16 @@ impl Transport {
         what: &str,
         limit: Duration,
     ) -> Result<Vec<usize>, Failure> {
+        // Most small messages are done at the first look: no clock is read for them.
+        let (mut open, mut short) = self.poll(peer, requests, what)?;
+        if open == 0 {
+            return Ok(requests.iter().map(|r| r.moved().unwrap_or(0)).collect());
+        }
         let total: usize = requests.iter().map(Pending::posted).sum();
         let mut progress = Instant::now();
         let mut looked = Instant::now();
         let mut backoff = Backoff::new();
         loop {
-            let mut open = 0;
-            let mut short = false;
-            for request in requests.iter_mut() {
-                if request.is_done() {
-                    continue;
-                }
-                match request.test() {
-                    Ok(Some(moved)) => {
-                        progress = Instant::now();
-                        // A receive is the peer's word; a send may be complete in MPI
-                        // alone (a small message), which says nothing of the peer.
-                        if request.is_receive() {
-                            self.note_heard(peer);
-                        }
-                        short |= moved < request.posted();
-                    }
-                    Ok(None) => open += 1,
-                    Err(e) => {
-                        let in_use = abandon(std::mem::take(requests));
-                        return Err(Failure {
-                            buffer_in_use: in_use,
-                            ..Failure::failed(format!("{what}: {e}"))
-                        });
-                    }
-                }
-            }
             let lengths = || requests.iter().map(|r| r.moved().unwrap_or(0)).collect();
             if open == 0 {
                 return Ok(lengths());
@@ -570,7 +561,48 @@ impl Transport {
             }
             self.stall_hook();
             backoff.pause();
+            let before = requests.iter().filter(|r| r.is_done()).count();
+            (open, short) = self.poll(peer, requests, what)?;
+            if requests.iter().filter(|r| r.is_done()).count() > before {
+                progress = Instant::now();
+            }
         }
+    }
+
+    /// Tests every open request once: (how many are still open, whether a receive came
+    /// short). A completed receive is a sign of the peer's life; a failing test
+    /// abandons them all.
+    fn poll(
+        &self,
+        peer: i32,
+        requests: &mut Vec<Pending>,
+        what: &str,
+    ) -> Result<(usize, bool), Failure> {
+        let (mut open, mut short) = (0, false);
+        for request in requests.iter_mut() {
+            if request.is_done() {
+                continue;
+            }
+            match request.test() {
+                Ok(Some(moved)) => {
+                    // A receive is the peer's word; a send may be complete in MPI
+                    // alone (a small message), which says nothing of the peer.
+                    if request.is_receive() {
+                        self.note_heard(peer);
+                    }
+                    short |= moved < request.posted();
+                }
+                Ok(None) => open += 1,
+                Err(e) => {
+                    let in_use = abandon(std::mem::take(requests));
+                    return Err(Failure {
+                        buffer_in_use: in_use,
+                        ..Failure::failed(format!("{what}: {e}"))
+                    });
+                }
+            }
+        }
+        Ok((open, short))
     }
 
     fn stall_hook(&self) {

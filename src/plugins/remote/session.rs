@@ -406,14 +406,20 @@ impl Session {
 
     /// The reply of `server` to the exchange `tag` (see `await_replies`).
     fn await_reply(&self, server: &Server, tag: i32) -> std::result::Result<Vec<u8>, String> {
+        // Most replies come within microseconds: polled for a moment first.
+        match self.link.receive(server.rank, tag, Some(POLL_FIRST)) {
+            Ok(bytes) => return Ok(bytes),
+            Err(LinkError::Silent(_)) => {}
+            Err(e) => return Err(e.text()),
+        }
         self.await_replies(&[(server, tag)], false)
             .pop()
             .flatten()
             .unwrap_or_else(|| Err("no answer awaited".into()))
     }
 
-    /// The replies of servers to exchanges, awaited together. The waiting thread polls
-    /// for a moment; then it hands the waits to the engine thread and sleeps. A busy
+    /// The replies of servers to exchanges, awaited together. The waiting thread looks
+    /// once; then it hands the waits to the engine thread and sleeps. A busy
     /// server says it is alive every half second (a long kernel or transfer is no
     /// silence); one that says nothing for the timeout (or is lost meanwhile) gets an
     /// error instead of an answer, so no wait lasts longer than the timeout after its
@@ -428,8 +434,7 @@ impl Session {
         let mut answers: Vec<Option<std::result::Result<Vec<u8>, String>>> =
             waits.iter().map(|_| None).collect();
         for (i, (server, tag)) in waits.iter().enumerate() {
-            let first = if i == 0 { POLL_FIRST } else { Duration::ZERO };
-            match self.link.receive(server.rank, *tag, Some(first)) {
+            match self.link.receive(server.rank, *tag, Some(Duration::ZERO)) {
                 Ok(bytes) => answers[i] = Some(Ok(bytes)),
                 Err(LinkError::Silent(_)) => {}
                 Err(e) => answers[i] = Some(Err(e.text())),
