@@ -175,8 +175,7 @@ extern "C" fn stop_servers() {
             }
         }
     }
-    let waits: Vec<(&Server, i32)> = asked.clone();
-    for ((server, _), answer) in asked.iter().zip(session.await_replies(&waits, false)) {
+    for ((server, _), answer) in asked.iter().zip(session.await_replies(&asked, false)) {
         let outcome = answer
             .unwrap_or_else(|| Err("not awaited".into()))
             .map(|_| Reply::Done)
