@@ -65,6 +65,9 @@ struct Server {
 /// `SYNCHRONOUS | device` among the queues' (whose numbers start at 1 and count up).
 const SYNCHRONOUS: u64 = 1 << 63;
 
+/// The largest image a server takes (it is held whole in memory before it is loaded).
+const MAX_IMAGE: u64 = 4 << 30;
+
 /// How many requests in a row may fail to arrive before the server takes MPI for
 /// broken and ends.
 const MAX_UNREADABLE_REQUESTS: u32 = 100;
@@ -327,6 +330,11 @@ impl Server {
                         format!("allocation kind {k}"),
                     )
                 })?;
+                if size == 0 {
+                    // As the application's runtime refuses it (a device cannot allocate
+                    // nothing).
+                    return Err((ErrorCode::InvalidSize, "an allocation of 0 bytes".into()));
+                }
                 let own = self.own_memory(device)?;
                 let placed = at != 0 && own;
                 // The application's own shared memory, where this server is on its node.
@@ -686,6 +694,13 @@ impl Server {
     /// least `size` bytes long; a write gives it back for the next one). Memory too short
     /// for it is an error, the data taken and dropped.
     fn receive_data(&mut self, size: u64) -> Result<Vec<u8>, (ErrorCode, String)> {
+        if size > MAX_IMAGE {
+            transfer::drain(&self.transport, self.app, self.tag, size);
+            return Err((
+                ErrorCode::InvalidSize,
+                format!("an image of {size} bytes: this server takes images of at most {MAX_IMAGE} bytes"),
+            ));
+        }
         let mut data = self.take_staging();
         if let Err(e) = transfer::grow(&mut data, size) {
             self.keep_staging(data, false);
