@@ -308,6 +308,11 @@ impl Transport {
                 self.note_heard(source);
                 return Ok(matched);
             }
+            // The clock is read now and then while spinning (it costs as much as a poll).
+            if !backoff.time_to_look() {
+                backoff.pause();
+                continue;
+            }
             let waited = started.elapsed();
             let limit = match wait {
                 Wait::Within(limit) => limit,
@@ -540,6 +545,11 @@ impl Transport {
                 abandon(std::mem::take(requests));
                 return Ok(moved);
             }
+            if !backoff.time_to_look() {
+                backoff.pause();
+                (open, short) = self.poll(peer, requests, what)?;
+                continue;
+            }
             if looked.elapsed() >= LOOK {
                 self.take_heartbeats(peer);
                 looked = Instant::now();
@@ -668,6 +678,8 @@ struct Backoff {
 
 /// How many polls spin before the first yield (some tens of microseconds).
 const SPIN_POLLS: u32 = 256;
+/// While spinning, the clock is read at one poll in this many.
+const LOOK_EVERY: u32 = 32;
 
 impl Backoff {
     fn new() -> Self {
@@ -676,6 +688,12 @@ impl Backoff {
             polls: 0,
             sleep: Duration::from_micros(50),
         }
+    }
+
+    /// Whether this poll should read the clock (deadlines, heartbeats): every
+    /// `LOOK_EVERY` polls while spinning, at every poll once the wait sleeps.
+    fn time_to_look(&self) -> bool {
+        self.polls >= SPIN_POLLS || self.polls % LOOK_EVERY == 0
     }
 
     fn pause(&mut self) {
