@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_mpi_pair.h"
 #include "bench_timing.h"
 
 static void report(const char *name, double *samples, int n, double scale) {
@@ -15,15 +16,8 @@ static void report(const char *name, double *samples, int n, double scale) {
 }
 
 int main(int argc, char **argv) {
-  int provided = 0, rank = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) {
-    if (rank == 0) fprintf(stderr, "run with mpirun -np 2\n");
-    MPI_Finalize();
-    return 1;
-  }
+  const int rank = mpi_pair_start(&argc, &argv);
+  if (rank < 0) return 1;
   const size_t sizes[] = {4096, 1 << 20, 64 << 20, (size_t)1 << 30};
   /* 1 GiB takes a quarter second a copy: fewer samples. */
   const int counts[] = {BENCH_SAMPLES, BENCH_SAMPLES, BENCH_SAMPLES, 7};

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench_mpi_pair.h"
 #include "bench_timing.h"
 
 enum { SAMPLES = 31, ROUNDS = 2000 };
@@ -44,15 +45,8 @@ static void round_trip(int rank, char *buffer, int reply, int isend, int imrecv)
 }
 
 int main(int argc, char **argv) {
-  int provided = 0, rank = 0, size = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) {
-    if (rank == 0) fprintf(stderr, "run with mpirun -np 2\n");
-    MPI_Finalize();
-    return 1;
-  }
+  const int rank = mpi_pair_start(&argc, &argv);
+  if (rank < 0) return 1;
   static char buffer[8192];
   memset(buffer, 1, sizeof buffer);
   const int replies[] = {48, 4130};
