@@ -6,7 +6,7 @@
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::time::{Duration, Instant};
 
 /// How long an abandoned receive is given to take its cancellation.
@@ -48,6 +48,24 @@ fn count(len: usize) -> Result<i32, String> {
 }
 
 impl Pending {
+    /// A request that `start` posts (it fills in the handle and answers MPI's code).
+    fn post(
+        what: &str,
+        receive: bool,
+        len: usize,
+        start: impl FnOnce(*mut ffi::MPI_Request) -> c_int,
+    ) -> Result<Pending, String> {
+        // SAFETY: the MPI_REQUEST_NULL constant.
+        let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
+        check(what, start(&mut request))?;
+        Ok(Pending {
+            request,
+            receive,
+            done: None,
+            len,
+        })
+    }
+
     /// Posts a send of `data` to `dest`.
     ///
     /// # Safety
@@ -59,27 +77,21 @@ impl Pending {
         tag: i32,
         data: &[u8],
     ) -> Result<Pending, String> {
-        // SAFETY: the MPI_REQUEST_NULL constant.
-        let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
-        // SAFETY: a live buffer of `data.len()` bytes (the caller keeps it), a valid
-        // communicator, a writable request.
-        let code = unsafe {
-            ffi::MPI_Isend(
-                data.as_ptr().cast::<c_void>(),
-                count(data.len())?,
-                ffi::RSMPI_UINT8_T,
-                dest,
-                tag,
-                comm.as_raw(),
-                &mut request,
-            )
-        };
-        check("MPI_Isend", code)?;
-        Ok(Pending {
-            request,
-            receive: false,
-            done: None,
-            len: data.len(),
+        let n = count(data.len())?;
+        Pending::post("MPI_Isend", false, data.len(), |request| {
+            // SAFETY: a live buffer of `n` bytes (the caller keeps it), a valid
+            // communicator, a writable request.
+            unsafe {
+                ffi::MPI_Isend(
+                    data.as_ptr().cast::<c_void>(),
+                    n,
+                    ffi::RSMPI_UINT8_T,
+                    dest,
+                    tag,
+                    comm.as_raw(),
+                    request,
+                )
+            }
         })
     }
 
@@ -94,26 +106,20 @@ impl Pending {
         tag: i32,
         buffer: &mut [u8],
     ) -> Result<Pending, String> {
-        // SAFETY: the MPI_REQUEST_NULL constant.
-        let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
-        // SAFETY: as for `send`, the buffer writable.
-        let code = unsafe {
-            ffi::MPI_Irecv(
-                buffer.as_mut_ptr().cast::<c_void>(),
-                count(buffer.len())?,
-                ffi::RSMPI_UINT8_T,
-                source,
-                tag,
-                comm.as_raw(),
-                &mut request,
-            )
-        };
-        check("MPI_Irecv", code)?;
-        Ok(Pending {
-            request,
-            receive: true,
-            done: None,
-            len: buffer.len(),
+        let n = count(buffer.len())?;
+        Pending::post("MPI_Irecv", true, buffer.len(), |request| {
+            // SAFETY: as for `send`, the buffer writable.
+            unsafe {
+                ffi::MPI_Irecv(
+                    buffer.as_mut_ptr().cast::<c_void>(),
+                    n,
+                    ffi::RSMPI_UINT8_T,
+                    source,
+                    tag,
+                    comm.as_raw(),
+                    request,
+                )
+            }
         })
     }
 
@@ -125,24 +131,18 @@ impl Pending {
         mut message: ffi::MPI_Message,
         buffer: &mut [u8],
     ) -> Result<Pending, String> {
-        // SAFETY: the MPI_REQUEST_NULL constant.
-        let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
-        // SAFETY: a matched message and a writable buffer of its size.
-        let code = unsafe {
-            ffi::MPI_Imrecv(
-                buffer.as_mut_ptr().cast::<c_void>(),
-                count(buffer.len())?,
-                ffi::RSMPI_UINT8_T,
-                &mut message,
-                &mut request,
-            )
-        };
-        check("MPI_Imrecv", code)?;
-        Ok(Pending {
-            request,
-            receive: true,
-            done: None,
-            len: buffer.len(),
+        let n = count(buffer.len())?;
+        Pending::post("MPI_Imrecv", true, buffer.len(), |request| {
+            // SAFETY: a matched message and a writable buffer of its size.
+            unsafe {
+                ffi::MPI_Imrecv(
+                    buffer.as_mut_ptr().cast::<c_void>(),
+                    n,
+                    ffi::RSMPI_UINT8_T,
+                    &mut message,
+                    request,
+                )
+            }
         })
     }
 

@@ -240,20 +240,34 @@ impl Transport {
             unsafe { pending::receive_matched_now(message, &mut data) }.map_err(Failure::failed)?;
             return Ok(data);
         }
-        // SAFETY: `data` lives until the receive completed or was abandoned (then the
-        // buffer is leaked, below).
-        let request =
-            unsafe { Pending::receive_matched(message, &mut data) }.map_err(Failure::failed)?;
-        let mut requests = vec![request];
-        match self.wait_all(source, &mut requests, "receiving a message", self.timeout) {
-            Ok(_) => Ok(data),
+        match self.receive_into(source, message, &mut data, "receiving a message") {
+            Ok(()) => Ok(data),
             Err(failure) => {
                 if failure.buffer_in_use {
+                    // MPI may still write it: left to MPI for good.
                     std::mem::forget(data);
                 }
                 Err(failure)
             }
         }
+    }
+
+    /// Receives a matched message of exactly `buffer.len()` bytes into `buffer`, within
+    /// the liveness rule. On failure MPI may still write `buffer` when the failure says
+    /// so (`buffer_in_use`): the caller then leaves it to MPI.
+    fn receive_into(
+        &self,
+        source: i32,
+        message: mpi::ffi::MPI_Message,
+        buffer: &mut [u8],
+        what: &str,
+    ) -> Result<(), Failure> {
+        // SAFETY: `buffer` outlives the request: completed, or abandoned and reported
+        // as possibly still written (see above).
+        let request =
+            unsafe { Pending::receive_matched(message, buffer) }.map_err(Failure::failed)?;
+        self.wait_all(source, &mut vec![request], what, self.timeout)
+            .map(|_| ())
     }
 
     /// Sends `data` to `dest`, waiting until MPI is done with it (under the liveness
@@ -314,18 +328,17 @@ impl Transport {
                 continue;
             }
             let waited = started.elapsed();
-            let limit = match wait {
-                Wait::Within(limit) => limit,
-                _ => self.timeout,
-            };
-            let late = match wait {
-                Wait::Within(limit) => waited >= limit,
+            let (late, limit) = match wait {
+                Wait::Within(limit) => (waited >= limit, limit),
                 _ => {
                     if looked.elapsed() >= LOOK {
                         self.take_heartbeats(source);
                         looked = Instant::now();
                     }
-                    waited.min(self.silence(source)) > self.timeout
+                    (
+                        waited.min(self.silence(source)) > self.timeout,
+                        self.timeout,
+                    )
                 }
             };
             if late {
@@ -370,11 +383,7 @@ impl Transport {
                         ..e
                     })?;
             if size == piece.len() {
-                // SAFETY: `piece` outlives the request (completed, or abandoned and
-                // reported as possibly still written).
-                let request =
-                    unsafe { Pending::receive_matched(message, piece) }.map_err(Failure::failed)?;
-                self.wait_all(source, &mut vec![request], "receiving data", self.timeout)?;
+                self.receive_into(source, message, piece, "receiving data")?;
                 continue;
             }
             // Received aside when no longer than a fragment may be; a longer one is left
@@ -382,31 +391,12 @@ impl Transport {
             let mut aside = Vec::new();
             if size <= step && aside.try_reserve_exact(size).is_ok() {
                 aside.resize(size, 0);
-                // SAFETY: `aside` is exactly the message's size and outlives the wait
-                // (leaked below if abandoned).
-                if let Ok(request) = unsafe { Pending::receive_matched(message, &mut aside) } {
-                    if let Err(e) =
-                        self.wait_all(source, &mut vec![request], "receiving data", self.timeout)
-                    {
-                        if e.buffer_in_use {
-                            std::mem::forget(aside);
-                        }
-                    }
+                let received = self.receive_into(source, message, &mut aside, "receiving data");
+                if received.is_err_and(|e| e.buffer_in_use) {
+                    std::mem::forget(aside);
                 }
             }
-            if size == 0 {
-                return Err(Failure {
-                    kind: FailureKind::GaveUp,
-                    text: format!(
-                        "the sender stopped sending (its side failed) at fragment {index}"
-                    ),
-                    buffer_in_use: false,
-                });
-            }
-            return Err(Failure::failed(format!(
-                "a fragment of {size} bytes came where {} were expected",
-                piece.len()
-            )));
+            return Err(fragment_mismatch(index, size, piece.len()));
         }
         Ok(())
     }
@@ -447,22 +437,8 @@ impl Transport {
         let lengths = self.wait_all(source, &mut requests, "receiving data", self.timeout)?;
         let expected = buffer.chunks(step).map(<[u8]>::len);
         for (index, (got, want)) in lengths.iter().zip(expected).enumerate() {
-            match *got {
-                n if n == want => {}
-                0 => {
-                    return Err(Failure {
-                        kind: FailureKind::GaveUp,
-                        text: format!(
-                            "the sender stopped sending (its side failed) at fragment {index}"
-                        ),
-                        buffer_in_use: false,
-                    })
-                }
-                n => {
-                    return Err(Failure::failed(format!(
-                        "a fragment of {n} bytes came where {want} were expected"
-                    )))
-                }
+            if *got != want {
+                return Err(fragment_mismatch(index, *got, want));
             }
         }
         Ok(())
@@ -527,7 +503,11 @@ impl Transport {
         limit: Duration,
     ) -> Result<Vec<usize>, Failure> {
         // Most small messages are done at the first look: no clock is read for them.
-        let (mut open, mut short) = self.poll(peer, requests, what)?;
+        let Polled {
+            mut open,
+            mut short,
+            ..
+        } = self.poll(peer, requests, what)?;
         if open == 0 {
             return Ok(requests.iter().map(|r| r.moved().unwrap_or(0)).collect());
         }
@@ -545,17 +525,18 @@ impl Transport {
                 abandon(std::mem::take(requests));
                 return Ok(moved);
             }
-            if !backoff.time_to_look() {
-                backoff.pause();
-                (open, short) = self.poll(peer, requests, what)?;
-                continue;
-            }
-            if looked.elapsed() >= LOOK {
-                self.take_heartbeats(peer);
-                looked = Instant::now();
-            }
-            if progress.elapsed() > limit {
-                let silent = progress.elapsed().min(self.silence(peer));
+            // The clock is read now and then while spinning (it costs as much as a poll).
+            if backoff.time_to_look() {
+                if looked.elapsed() >= LOOK {
+                    self.take_heartbeats(peer);
+                    looked = Instant::now();
+                }
+                let waited = progress.elapsed();
+                let silent = if waited > limit {
+                    waited.min(self.silence(peer))
+                } else {
+                    waited
+                };
                 if silent > limit {
                     let moved: usize = requests.iter().filter_map(Pending::moved).sum();
                     let in_use = abandon(std::mem::take(requests));
@@ -568,27 +549,21 @@ impl Transport {
                         buffer_in_use: in_use,
                     });
                 }
+                self.stall_hook();
             }
-            self.stall_hook();
             backoff.pause();
-            let before = requests.iter().filter(|r| r.is_done()).count();
-            (open, short) = self.poll(peer, requests, what)?;
-            if requests.iter().filter(|r| r.is_done()).count() > before {
+            let polled = self.poll(peer, requests, what)?;
+            (open, short) = (polled.open, polled.short);
+            if polled.completed > 0 {
                 progress = Instant::now();
             }
         }
     }
 
-    /// Tests every open request once: (how many are still open, whether a receive came
-    /// short). A completed receive is a sign of the peer's life; a failing test
-    /// abandons them all.
-    fn poll(
-        &self,
-        peer: i32,
-        requests: &mut Vec<Pending>,
-        what: &str,
-    ) -> Result<(usize, bool), Failure> {
-        let (mut open, mut short) = (0, false);
+    /// Tests every open request once. A completed receive is a sign of the peer's life;
+    /// a failing test abandons them all.
+    fn poll(&self, peer: i32, requests: &mut Vec<Pending>, what: &str) -> Result<Polled, Failure> {
+        let mut polled = Polled::default();
         for request in requests.iter_mut() {
             if request.is_done() {
                 continue;
@@ -600,9 +575,10 @@ impl Transport {
                     if request.is_receive() {
                         self.note_heard(peer);
                     }
-                    short |= moved < request.posted();
+                    polled.completed += 1;
+                    polled.short |= moved < request.posted();
                 }
-                Ok(None) => open += 1,
+                Ok(None) => polled.open += 1,
                 Err(e) => {
                     let in_use = abandon(std::mem::take(requests));
                     return Err(Failure {
@@ -612,7 +588,7 @@ impl Transport {
                 }
             }
         }
-        Ok((open, short))
+        Ok(polled)
     }
 
     fn stall_hook(&self) {
@@ -656,6 +632,32 @@ fn returning_errors(comm: &SimpleCommunicator) {
             ffi::MPI_Comm_set_errhandler(comm.as_raw(), errhandler);
         }
     }
+}
+
+/// What one poll of a wait's requests found.
+#[derive(Default)]
+struct Polled {
+    /// Still open.
+    open: usize,
+    /// Completed by this poll.
+    completed: usize,
+    /// A receive came shorter than posted (its sender gave up).
+    short: bool,
+}
+
+/// What a fragment of `got` bytes where `want` were expected means: an empty one is
+/// the sender giving up (still in step); any other size is a failure.
+fn fragment_mismatch(index: usize, got: usize, want: usize) -> Failure {
+    if got == 0 {
+        return Failure {
+            kind: FailureKind::GaveUp,
+            text: format!("the sender stopped sending (its side failed) at fragment {index}"),
+            buffer_in_use: false,
+        };
+    }
+    Failure::failed(format!(
+        "a fragment of {got} bytes came where {want} were expected"
+    ))
 }
 
 /// Abandons every request still open: whether MPI may still touch a buffer.

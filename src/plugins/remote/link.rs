@@ -27,6 +27,11 @@ const ABI_VERSION: u32 = 2;
 const SILENT: c_int = -2;
 const GAVE_UP: c_int = -3;
 
+/// A duration as the transport's C functions take it: microseconds.
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
 /// How a transport call failed, as the session needs to know it.
 #[derive(Debug)]
 pub enum LinkError {
@@ -151,9 +156,8 @@ impl Link {
     /// progress and give no sign of life before a transfer with it fails.
     pub fn open(&self, timeout: Duration) -> Result<(i32, i32), String> {
         let (mut size, mut rank) = (0, 0);
-        let micros = i64::try_from(timeout.as_micros()).unwrap_or(i64::MAX);
         // SAFETY: two writable ints.
-        let code = unsafe { (self.open)(&mut size, &mut rank, micros) };
+        let code = unsafe { (self.open)(&mut size, &mut rank, micros(timeout)) };
         self.outcome(code).map_err(LinkError::text)?;
         Ok((size, rank))
     }
@@ -166,7 +170,7 @@ impl Link {
         data: &[u8],
         within: Option<Duration>,
     ) -> Result<(), LinkError> {
-        let micros = within.map_or(-1, |t| i64::try_from(t.as_micros()).unwrap_or(i64::MAX));
+        let micros = within.map_or(-1, micros);
         // SAFETY: `data` is a live slice of `len` bytes.
         self.outcome(unsafe { (self.send)(dest, tag, data.as_ptr(), data.len() as u64, micros) })
     }
@@ -180,7 +184,7 @@ impl Link {
         within: Option<Duration>,
     ) -> Result<Vec<u8>, LinkError> {
         let (mut data, mut len): (*mut u8, u64) = (std::ptr::null_mut(), 0);
-        let micros = within.map_or(-1, |t| i64::try_from(t.as_micros()).unwrap_or(i64::MAX));
+        let micros = within.map_or(-1, micros);
         // SAFETY: two writable locations; the buffer is given back below.
         let code = unsafe { (self.receive)(source, tag, micros, &mut data, &mut len) };
         self.outcome(code)?;
@@ -239,6 +243,6 @@ impl Link {
 
     /// Finalises MPI within `within`: false when MPI_Finalize did not return in time.
     pub fn close(&self, within: Duration) -> bool {
-        (self.close)(i64::try_from(within.as_micros()).unwrap_or(i64::MAX)) == 0
+        (self.close)(micros(within)) == 0
     }
 }

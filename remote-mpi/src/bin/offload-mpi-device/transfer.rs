@@ -61,7 +61,8 @@ impl Server {
 
     /// Receives `size` bytes from rank `source` into `device`'s memory at `address`, on
     /// the tag of the exchange being served. Every fragment is taken even when the
-    /// memory cannot be written, so that the sender is never left waiting.
+    /// memory cannot be written (or is none this server handed out), so that the sender
+    /// is never left waiting.
     pub(super) fn receive_memory(
         &mut self,
         source: i32,
@@ -69,6 +70,10 @@ impl Server {
         address: u64,
         size: u64,
     ) -> Served<()> {
+        if let Err(e) = self.memory.check(device, address, size) {
+            drain(&self.transport, source, self.tag, size);
+            return Err(e);
+        }
         if let Some(at) = self.memory.own_range(device, address, size) {
             // SAFETY: `own_range` found these bytes inside memory this process
             // allocated for the device; nothing else touches it meanwhile.
