@@ -4,9 +4,11 @@
 //!
 //! - [`transport`] — MPI with `MPI_THREAD_MULTIPLE`, tagged byte messages; every send
 //!   and receive polled under a liveness rule (a dead or silent peer is an error, never
-//!   a hang); [`pending`] — the raw non-blocking requests it polls and abandons.
+//!   a hang); [`pending`] — the raw non-blocking requests it polls and abandons;
+//!   [`in_flight`] — sends a server does not wait for (its replies).
 //! - [`ffi`] — the same as C functions, for the runtime to call through libloading.
 
 pub mod ffi;
+pub mod in_flight;
 pub mod pending;
 pub mod transport;

@@ -185,7 +185,7 @@ impl Transport {
 
     /// The communicator of messages with `tag`: the world for requests and heartbeats,
     /// one of the channels for an exchange's data and reply.
-    fn comm(&self, tag: i32) -> &SimpleCommunicator {
+    pub(crate) fn comm(&self, tag: i32) -> &SimpleCommunicator {
         match usize::try_from(tag - FIRST_OPERATION_TAG) {
             Ok(n) if !self.channels.is_empty() => &self.channels[n % self.channels.len()],
             _ => &self.world,
@@ -227,7 +227,7 @@ impl Transport {
     }
 
     /// Receives a matched message of `size` bytes (within the liveness rule).
-    fn receive_matched(
+    pub(crate) fn receive_matched(
         &self,
         source: i32,
         message: mpi::ffi::MPI_Message,
@@ -495,7 +495,7 @@ impl Transport {
     /// `limit`, abandoning what is open. A receive that came short ends the wait
     /// (its sender gave up: nothing more comes in step), the rest cancelled. Answers the
     /// bytes each moved.
-    fn wait_all(
+    pub(crate) fn wait_all(
         &self,
         peer: i32,
         requests: &mut Vec<Pending>,
@@ -562,7 +562,12 @@ impl Transport {
 
     /// Tests every open request once. A completed receive is a sign of the peer's life;
     /// a failing test abandons them all.
-    fn poll(&self, peer: i32, requests: &mut Vec<Pending>, what: &str) -> Result<Polled, Failure> {
+    pub(crate) fn poll(
+        &self,
+        peer: i32,
+        requests: &mut Vec<Pending>,
+        what: &str,
+    ) -> Result<Polled, Failure> {
         let mut polled = Polled::default();
         for request in requests.iter_mut() {
             if request.is_done() {
@@ -591,13 +596,13 @@ impl Transport {
         Ok(polled)
     }
 
-    fn stall_hook(&self) {
+    pub(crate) fn stall_hook(&self) {
         if let Some(stall) = self.stall {
             stall();
         }
     }
 
-    fn check_rank(&self, rank: i32) -> Result<(), Failure> {
+    pub(crate) fn check_rank(&self, rank: i32) -> Result<(), Failure> {
         if (0..self.size()).contains(&rank) {
             Ok(())
         } else {
@@ -636,13 +641,13 @@ fn returning_errors(comm: &SimpleCommunicator) {
 
 /// What one poll of a wait's requests found.
 #[derive(Default)]
-struct Polled {
+pub(crate) struct Polled {
     /// Still open.
-    open: usize,
+    pub open: usize,
     /// Completed by this poll.
-    completed: usize,
+    pub completed: usize,
     /// A receive came shorter than posted (its sender gave up).
-    short: bool,
+    pub short: bool,
 }
 
 /// What a fragment of `got` bytes where `want` were expected means: an empty one is
@@ -681,7 +686,7 @@ struct Backoff {
 /// How many polls spin before the first yield (some tens of microseconds).
 const SPIN_POLLS: u32 = 256;
 /// While spinning, the clock is read at one poll in this many.
-const LOOK_EVERY: u32 = 32;
+pub(crate) const LOOK_EVERY: u32 = 32;
 
 impl Backoff {
     fn new() -> Self {

@@ -23,7 +23,8 @@ use offload::plugin::{
 };
 use offload::plugins::remote::wire::{self, Reply, Request, INLINE_LIMIT};
 use offload::runtime::error::ErrorCode;
-use offload_remote_mpi::transport::{Transport, Wait, HEARTBEAT, TAG_HEARTBEAT, TAG_REQUEST};
+use offload_remote_mpi::in_flight::InFlight;
+use offload_remote_mpi::transport::{Transport, HEARTBEAT, TAG_HEARTBEAT, TAG_REQUEST};
 use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -59,6 +60,8 @@ struct Server {
     /// treats a GPU's memory (its own address, copies through the device a fragment at
     /// a time): the path the tests take to check that one.
     place: bool,
+    /// Replies posted and not known taken yet: the next request is served meanwhile.
+    replies: InFlight,
 }
 
 /// The streams of launches the application waits for, one per device, are
@@ -71,6 +74,10 @@ const MAX_IMAGE: u64 = 4 << 30;
 /// How many requests in a row may fail to arrive before the server takes MPI for
 /// broken and ends.
 const MAX_UNREADABLE_REQUESTS: u32 = 100;
+
+/// How many replies may be on their way (not known taken) before the server waits for
+/// them.
+const MAX_REPLIES_IN_FLIGHT: usize = 64;
 
 /// How many failed launches of queues without a stream the server keeps for their
 /// syncs.
@@ -132,8 +139,13 @@ fn main() -> ExitCode {
         staging: Vec::new(),
         memory: MemoryTable::default(),
         place: std::env::var("OFFLOAD_MPI_PLACE").map_or(true, |v| v.trim() != "0"),
+        replies: InFlight::default(),
     };
-    let code = server.run();
+    let mut code = server.run();
+    if let Err(e) = server.transport.finish(app, &mut server.replies) {
+        eprintln!("offload-mpi-device: the last replies were not taken: {e}");
+        code = 1;
+    }
     // MPI is finalised when the last reference to the transport goes: the heartbeat's
     // first, then the server's (within the timeout: a rank may be gone).
     stop.store(true, Ordering::Release);
@@ -187,15 +199,19 @@ impl Server {
     fn run(&mut self) -> i32 {
         let mut unreadable = 0;
         loop {
-            let bytes = match self.transport.receive(self.app, TAG_REQUEST, Wait::Forever) {
-                Ok(b) => {
+            let next = self
+                .transport
+                .receive_sending(self.app, TAG_REQUEST, &mut self.replies);
+            let bytes = match next {
+                Ok(Ok(b)) => {
                     unreadable = 0;
                     b
                 }
                 // A request whose bytes never came: without them there is no tag to
                 // answer on; the next request is served. MPI failing again and again
                 // is the end.
-                Err(e) => {
+                Err(e) => return self.app_gone(&e.text),
+                Ok(Err(e)) => {
                     eprintln!("offload-mpi-device: a request did not come whole: {e}");
                     unreadable += 1;
                     if unreadable >= MAX_UNREADABLE_REQUESTS {
@@ -257,19 +273,23 @@ impl Server {
             let sent = self.answer(served);
             self.busy.fetch_sub(1, Ordering::AcqRel);
             if let Err(e) = sent {
-                // The application stopped listening (it gave this server up, or is
-                // gone): nothing will be asked of it any more.
-                eprintln!(
-                    "offload-mpi-device (rank {}): the application did not take an answer: {e}",
-                    self.transport.rank()
-                );
-                return 1;
+                return self.app_gone(&e);
             }
             self.waiters.retain(|w| !w.is_finished());
             if exit {
                 return 0;
             }
         }
+    }
+
+    /// The end of serving when the application stopped taking answers (it gave this
+    /// server up, or is gone): nothing will be asked of it any more. The exit status.
+    fn app_gone(&self, why: &str) -> i32 {
+        eprintln!(
+            "offload-mpi-device (rank {}): the application did not take an answer: {why}",
+            self.transport.rank()
+        );
+        1
     }
 
     /// Sends the answer to the exchange being served, and the data that follows it.
@@ -282,7 +302,13 @@ impl Server {
         if matches!(outgoing, Outgoing::Later) {
             return Ok(());
         }
-        self.transport.send(self.app, self.tag, &reply.encode())?;
+        self.transport
+            .post(self.app, self.tag, reply.encode(), &mut self.replies)?;
+        if self.replies.len() >= MAX_REPLIES_IN_FLIGHT {
+            // An application that asks and does not take its answers is not let grow
+            // this list for ever.
+            self.transport.finish(self.app, &mut self.replies)?;
+        }
         let Outgoing::Memory {
             device,
             address,
