@@ -6,8 +6,8 @@
 //! `MEMORY_POOL_BENCH_QUICK=1` runs fewer batches.
 
 use offload::memory::{MemoryManager, PoolConfig, DEFAULT_THRESHOLD};
+use offload::plugin::foundation::error::{Error, Result};
 use offload::plugin::{AllocKind, Device, DeviceType};
-use offload::runtime::error::{Error, Result};
 use std::alloc::{alloc, dealloc, Layout};
 use std::hint::black_box;
 use std::sync::{Arc, Barrier};

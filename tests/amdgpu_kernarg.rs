@@ -8,10 +8,10 @@ mod image_support;
 
 use image_support::{mutate, Rng};
 use offload::image::{parse_amdgpu_code_object, AmdgpuCodeObject, AmdgpuKernel, ArgValueKind};
+use offload::plugin::foundation::error::ErrorCode;
 use offload::plugins::amdgpu::kernarg::{
     build_kernarg, explicit_size, kernarg_align, kernarg_size, KernargLaunch, MAX_KERNARG_SIZE,
 };
-use offload::runtime::error::ErrorCode;
 
 /// (file, processor, code-object version).
 const FIXTURES: &[(&str, &str, u32)] = &[

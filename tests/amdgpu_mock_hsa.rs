@@ -6,12 +6,12 @@
 //! reported by the next synchronize; events, cross-stream waits (barrier-AND packets)
 //! and launches (dispatch packets with their kernarg segments).
 
+use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::{
     AllocKind, CopyDirection, Device, DeviceInfo, InfoValue, KernelArgs, LaunchConfig, Plugin,
     StreamOp, SymbolKind,
 };
 use offload::plugins::amdgpu::AmdgpuPlugin;
-use offload::runtime::error::ErrorCode;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,7 +79,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 fn host_op(
-    work: impl FnOnce() -> offload::runtime::error::Result<()> + Send + 'static,
+    work: impl FnOnce() -> offload::plugin::foundation::error::Result<()> + Send + 'static,
 ) -> StreamOp {
     StreamOp::Host(Box::new(work))
 }
@@ -284,7 +284,11 @@ fn the_device_path_runs_against_a_mock_runtime() {
     stream
         .enqueue(
             "olLaunchHostFunction",
-            host_op(|| Err(offload::runtime::error::Error::invalid_value("bad value"))),
+            host_op(|| {
+                Err(offload::plugin::foundation::error::Error::invalid_value(
+                    "bad value",
+                ))
+            }),
             None,
         )
         .unwrap();

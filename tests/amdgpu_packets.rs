@@ -5,8 +5,8 @@
 use std::mem::{offset_of, size_of};
 use std::process::Command;
 
+use offload::plugin::foundation::error::ErrorCode;
 use offload::plugins::amdgpu::packet::*;
-use offload::runtime::error::ErrorCode;
 
 /// (C expression, Rust value) pairs.
 fn expectations() -> Vec<(&'static str, u64)> {

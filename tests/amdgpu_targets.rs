@@ -4,7 +4,7 @@
 //! ELF flags edited to make the cases clang will not write.
 
 use offload::image::{parse_target_id, select_for, DeviceTarget, LoadableKind};
-use offload::runtime::error::ErrorCode;
+use offload::plugin::foundation::error::ErrorCode;
 
 fn load(name: &str) -> Vec<u8> {
     let path = format!(

@@ -9,8 +9,8 @@
 use offload::image::{
     parse_amdgpu_code_object, select_for, ArgValueKind, DeviceTarget, LoadableKind,
 };
+use offload::plugin::foundation::error::ErrorCode;
 use offload::plugins::amdgpu::kernel::{args_fit, explicit_size};
-use offload::runtime::error::ErrorCode;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

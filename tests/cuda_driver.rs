@@ -481,10 +481,10 @@ impl Mock {
 
 #[test]
 fn the_device_path_runs_against_a_mock_driver() {
+    use offload::plugin::foundation::error::ErrorCode;
     use offload::plugin::{
         AllocKind, Device, DeviceInfo, InfoValue, KernelArgs, LaunchConfig, Plugin, SymbolKind,
     };
-    use offload::runtime::error::ErrorCode;
 
     if std::env::var_os(CHILD).is_some() {
         return;
@@ -767,10 +767,10 @@ fn the_device_path_runs_against_a_mock_driver() {
 
 #[test]
 fn streams_and_events_run_against_a_mock_driver() {
+    use offload::plugin::foundation::error::{Error, ErrorCode};
     use offload::plugin::{
         AllocKind, CopyDirection, Device, KernelArgs, LaunchConfig, Plugin, StreamEvent, StreamOp,
     };
-    use offload::runtime::error::{Error, ErrorCode};
     use std::sync::Arc;
 
     if std::env::var_os(CHILD).is_some() {

@@ -4,9 +4,9 @@
 mod host_support;
 
 use host_support::*;
+use offload::plugin::foundation::error::ErrorCode;
+use offload::plugin::foundation::worker_pool::WorkerPool;
 use offload::plugin::{KernelArgs, LaunchConfig};
-use offload::runtime::error::ErrorCode;
-use offload::runtime::worker_pool::WorkerPool;
 use std::process::Command;
 
 fn refusal(image: &[u8]) -> String {

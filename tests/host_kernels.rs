@@ -5,10 +5,10 @@
 mod host_support;
 
 use host_support::*;
+use offload::plugin::foundation::error::ErrorCode;
+use offload::plugin::foundation::worker_pool::WorkerPool;
 use offload::plugin::{Kernel, KernelArgs, LaunchConfig, Program, SymbolKind};
 use offload::plugins::host::HostProgram;
-use offload::runtime::error::ErrorCode;
-use offload::runtime::worker_pool::WorkerPool;
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -8,7 +8,7 @@ use offload::image::{
     identify, parse_amdgpu_code_object, processor_name, select_for, AddressSpace, ArgValueKind,
     DeviceTarget, FeatureSetting, ImageInfo, LoadableKind,
 };
-use offload::runtime::error::ErrorCode;
+use offload::plugin::foundation::error::ErrorCode;
 
 #[test]
 fn gfx90a_xnack_on_target_and_kernels() {

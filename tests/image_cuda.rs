@@ -8,7 +8,7 @@ use offload::image::{
     identify, minimal_cubin, parse_cubin, parse_fatbin, parse_ptx, select_for, write_fatbin,
     FatbinEntryKind, ImageInfo, LoadableKind,
 };
-use offload::runtime::error::ErrorCode;
+use offload::plugin::foundation::error::ErrorCode;
 
 #[test]
 fn ptx_fixture_lists_entries_and_params() {

@@ -4,7 +4,7 @@ mod image_support;
 
 use image_support::fixture;
 use offload::image::{detect_format, identify, select_for, DeviceTarget, ImageFormat};
-use offload::runtime::error::ErrorCode;
+use offload::plugin::foundation::error::ErrorCode;
 
 #[test]
 fn fixtures_are_detected() {

@@ -8,7 +8,7 @@ use offload::image::{
     host_symbols, identify, offload_entries, select_for, DeviceArch, DeviceTarget, ElfClass,
     ElfFileType, ElfMachine, Endian, HostSymbolKind, ImageInfo, LoadableKind, OffloadEntryKind,
 };
-use offload::runtime::error::ErrorCode;
+use offload::plugin::foundation::error::ErrorCode;
 
 fn x86_64_host() -> DeviceTarget {
     DeviceTarget {

@@ -1,8 +1,8 @@
 //! The memory manager against a fake backend that counts its calls.
 
 use offload::memory::{AllocationInfo, MemoryManager, PoolConfig};
+use offload::plugin::foundation::error::{Error, ErrorCode, Result};
 use offload::plugin::{AllocKind, Device, DeviceType};
-use offload::runtime::error::{Error, ErrorCode, Result};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};

@@ -1,7 +1,7 @@
 //! The Rust runtime API (what the C layer calls): asynchronous errors from Rust host
 //! functions, and waits that cannot deadlock the worker pool.
 
-use offload::runtime::worker_pool::WorkerPool;
+use offload::plugin::foundation::worker_pool::WorkerPool;
 use offload::runtime::{self, ErrorCode, InitOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -3,11 +3,11 @@
 //! stream that blocks until the other event completes (checked with a stand-in backend
 //! that records what it is asked, beside the real host backend).
 
+use offload::plugin::foundation::error::Result;
 use offload::plugin::{
     Backend, Device as PluginDevice, DeviceType, Guard, Plugin, Stream, StreamEvent, StreamOp,
 };
 use offload::plugins::host::HostPlugin;
-use offload::runtime::error::Result;
 use offload::runtime::event::Event;
 use offload::runtime::platform::{Device, Platform};
 use offload::runtime::profile::Profile;

@@ -4,14 +4,27 @@
 //! the reason then being `offload_mpi_error()`'s text (per thread). A panic inside is a
 //! failure (-1), never an unwinding across the C boundary.
 
+use crate::abi;
 use crate::transport::{Failure, FailureKind, Transport, Wait};
 use parking_lot::RwLock;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 use std::time::Duration;
 
-/// The version of these functions' signatures; liboffload refuses another.
-pub const ABI_VERSION: u32 = 2;
+pub use crate::abi::ABI_VERSION;
+
+// Each function has the type liboffload calls it by (one definition, `abi`): a signature
+// that drifts from it does not compile.
+const _: abi::VersionFn = offload_mpi_abi_version;
+const _: abi::ErrorFn = offload_mpi_error;
+const _: abi::OpenFn = offload_mpi_open;
+const _: abi::SendFn = offload_mpi_send;
+const _: abi::ReceiveFn = offload_mpi_receive;
+const _: abi::SendFragmentsFn = offload_mpi_send_fragments;
+const _: abi::ReceiveFragmentsFn = offload_mpi_receive_fragments;
+const _: abi::SilenceFn = offload_mpi_silence_us;
+const _: abi::FreeFn = offload_mpi_free;
+const _: abi::CloseFn = offload_mpi_close;
 
 /// Calls share the transport (read lock); `offload_mpi_close` takes it away (write lock).
 static TRANSPORT: RwLock<Option<Transport>> = RwLock::new(None);

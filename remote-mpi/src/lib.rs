@@ -8,6 +8,10 @@
 //!   [`in_flight`] — sends a server does not wait for (its replies).
 //! - [`ffi`] — the same as C functions, for the runtime to call through libloading.
 
+/// The C interface and tags, from liboffload's one definition of them (compiled here
+/// too, so that this library does not link liboffload's code).
+#[path = "../../src/plugins/remote/abi.rs"]
+pub mod abi;
 pub mod ffi;
 pub mod in_flight;
 pub mod pending;

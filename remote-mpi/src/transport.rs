@@ -2,6 +2,7 @@
 //! or receive that makes no progress while its peer shows no sign of life (no message,
 //! no heartbeat) for the timeout is abandoned and fails, naming what had moved.
 
+use crate::abi;
 use crate::pending::{self, Abandoned, Pending};
 use mpi::environment::Universe;
 use mpi::ffi;
@@ -11,14 +12,10 @@ use mpi::Threading;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// The tag of requests (application to server). Each request carries the tag of its
-/// exchange (from `FIRST_OPERATION_TAG` on), which the data and the reply of that
-/// exchange travel with.
-pub const TAG_REQUEST: i32 = 1;
-/// The tag of a busy server's "still working" messages (empty), every `HEARTBEAT`.
-pub const TAG_HEARTBEAT: i32 = 4;
-/// The first tag of exchanges (the application's side counts them).
-pub const FIRST_OPERATION_TAG: i32 = 16;
+/// The tags (defined once with the C interface, in liboffload's remote backend):
+/// requests, a busy server's heartbeats, and from `FIRST_OPERATION_TAG` on, one per
+/// exchange, which the data and the reply of that exchange travel with.
+pub use crate::abi::{FIRST_OPERATION_TAG, TAG_HEARTBEAT, TAG_REQUEST};
 /// How often a busy server says it is alive.
 pub const HEARTBEAT: Duration = Duration::from_millis(500);
 
@@ -42,11 +39,11 @@ const CHANNELS: usize = 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailureKind {
     /// MPI refused, or the peer's message made no sense.
-    Failed = -1,
+    Failed = abi::FAILED as isize,
     /// A deadline ran out: no message in time, or no progress and no sign of life.
-    Silent = -2,
+    Silent = abi::SILENT as isize,
     /// The sender of a transfer gave up midway (an empty fragment); still in step.
-    GaveUp = -3,
+    GaveUp = abi::GAVE_UP as isize,
 }
 
 /// A failed transport call: what kind, what happened, and whether MPI may still touch

@@ -1,7 +1,7 @@
 //! Turning C arguments into runtime values: handles into objects, integers into enums,
 //! out-pointers into references. Each failure names the argument and what was expected.
 
-use crate::runtime::error::{Error, ErrorCode, Result};
+use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::runtime::handle_table::HandleTable;
 use crate::runtime::{self, Device, Platform, Runtime};
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 use crate::capi::args;
 use crate::capi::info;
 use crate::capi::types::*;
+use crate::plugin::foundation::error::Result;
 use crate::plugin::DeviceInfo;
-use crate::runtime::error::Result;
 use crate::runtime::Runtime;
 use std::ffi::c_void;
 use std::ptr::null;

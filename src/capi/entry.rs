@@ -3,8 +3,8 @@
 
 use crate::capi::errors;
 use crate::capi::types::{ol_code_location_t, ol_result_t};
-use crate::runtime::config;
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::flags;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -21,10 +21,10 @@ pub fn call(
         Ok(r) => r,
         Err(panic) => Err(Error::unknown(format!(
             "internal error in {name}: {} (please report this bug)",
-            crate::runtime::worker_pool::panic_text(&panic)
+            crate::plugin::foundation::worker_pool::panic_text(&panic)
         ))),
     };
-    if config::trace_enabled() {
+    if flags::trace_enabled() {
         trace(name, loc, args(), &result);
     }
     match result {

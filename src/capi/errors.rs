@@ -3,7 +3,7 @@
 //! the same way in a loop does not grow memory.
 
 use crate::capi::types::{ol_error_struct_t, ol_result_t};
-use crate::runtime::error::Error;
+use crate::plugin::foundation::error::Error;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::CString;

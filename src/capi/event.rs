@@ -6,7 +6,7 @@ use crate::capi::entry::call;
 use crate::capi::info;
 use crate::capi::queue::live_queue;
 use crate::capi::types::*;
-use crate::runtime::error::{ErrorCode, Result};
+use crate::plugin::foundation::error::{ErrorCode, Result};
 use crate::runtime::event::{Event, EventInfo};
 use crate::runtime::Runtime;
 use std::ffi::c_void;

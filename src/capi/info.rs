@@ -2,8 +2,8 @@
 //! a `PropSize` too small (or 0) is `INVALID_SIZE` and nothing is written.
 
 use crate::capi::args;
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::InfoValue;
-use crate::runtime::error::{Error, Result};
 use crate::runtime::Runtime;
 use std::ffi::c_void;
 

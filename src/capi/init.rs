@@ -4,8 +4,8 @@
 use crate::capi::args;
 use crate::capi::entry::call;
 use crate::capi::types::*;
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::Backend;
-use crate::runtime::error::{Error, Result};
 use crate::runtime::{self, InitOptions};
 use std::ptr::null;
 

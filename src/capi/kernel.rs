@@ -6,8 +6,8 @@ use crate::capi::entry::call;
 use crate::capi::program::{live_symbol, with_symbol};
 use crate::capi::queue_args;
 use crate::capi::types::*;
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{KernelArgs, LaunchConfig};
-use crate::runtime::error::{Error, Result};
 use std::ffi::c_void;
 use std::ptr::null;
 

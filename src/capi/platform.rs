@@ -4,7 +4,7 @@
 use crate::capi::args;
 use crate::capi::info;
 use crate::capi::types::*;
-use crate::runtime::error::Result;
+use crate::plugin::foundation::error::Result;
 use crate::runtime::PlatformInfo;
 use crate::runtime::Runtime;
 use std::ffi::c_void;

@@ -6,7 +6,7 @@ use crate::capi::args;
 use crate::capi::entry::call;
 use crate::capi::info;
 use crate::capi::types::*;
-use crate::runtime::error::{Error, ErrorCode, Result};
+use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::runtime::queue::{Queue, QueueInfo};
 use crate::runtime::Runtime;
 use std::ffi::c_void;

@@ -1,7 +1,7 @@
 //! Queue arguments shared by the memory and kernel entry points.
 
 use crate::capi::args;
-use crate::runtime::error::{ErrorCode, Result};
+use crate::plugin::foundation::error::{ErrorCode, Result};
 use crate::runtime::queue::Queue;
 use crate::runtime::Runtime;
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 use super::amdgpu_target::AmdgpuTarget;
 use super::elf::{all_notes, parse_tables, ElfHeader, ElfMachine};
 use super::msgpack::{decode_document, MsgValue};
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 /// `NT_AMDGPU_METADATA`.
 pub const NT_AMDGPU_METADATA: u32 = 32;

@@ -4,7 +4,7 @@
 //! the input can never index out of range or overflow: a bad one is `None`, and the
 //! caller turns that into an `InvalidBinary` error naming the field.
 
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 /// Byte order of a multi-byte field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -12,7 +12,7 @@ use super::detect::{bitcode_error, detect_format, unrecognised_error, ImageForma
 use super::elf::{ElfFileType, ElfHeader, ElfMachine};
 use super::fatbin::{parse_fatbin, FatbinEntryKind};
 use super::offload_binary::{parse_offload_binaries, OffloadImageKind, FLAG_METADATA_ONLY};
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 /// What kind of processor a device is, in the terms images are built for.
 #[derive(Clone, Debug, PartialEq, Eq)]

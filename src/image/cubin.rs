@@ -3,7 +3,7 @@
 
 use super::elf::{parse_tables, ElfHeader, ElfMachine};
 use super::host_elf::{exported_symbols, HostSymbolKind};
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 const EF_CUDA_SM: u32 = 0xff;
 const EF_CUDA_64BIT_ADDRESS: u32 = 0x400;

@@ -1,7 +1,7 @@
 //! CUDA PTX text: version, target (`sm_XX`), address size, and each `.entry` kernel with
 //! its parameter list. Only declarations are read; instructions are skipped.
 
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 /// A `.param` of a kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Which container or object format a byte string is, from its first bytes alone.
 
 use super::bytes::hex_prefix;
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 /// `\x7fELF`.
 pub const ELF_MAGIC: [u8; 4] = [0x7f, b'E', b'L', b'F'];

@@ -8,7 +8,7 @@
 use std::fmt;
 
 use super::bytes::{need, slice_at, u16_at, u32_at, u64_at, Endian};
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 /// `SHT_LLVM_OFFLOADING`: the section type of `.llvm.offloading` (embedded OffloadBinaries).
 pub const SHT_LLVM_OFFLOADING: u32 = 0x6fff_4c0b;

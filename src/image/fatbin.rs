@@ -12,7 +12,7 @@ use std::ops::Range;
 
 use super::bytes::{slice_at, u16_at, u32_at, u64_at, Endian};
 use super::detect::FATBIN_MAGIC;
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 const LE: Endian = Endian::Little;
 const HEADER_SIZE: u64 = 16;

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use goblin::elf::sym;
 
 use super::elf::parse_tables;
-use crate::runtime::error::Result;
+use crate::plugin::foundation::error::Result;
 
 /// What a symbol names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

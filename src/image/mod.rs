@@ -44,7 +44,7 @@ pub use offload_binary::{
 };
 pub use omp_entries::{offload_entries, OffloadEntry, OffloadEntryKind, OMP_ENTRIES_SECTION};
 
-use crate::runtime::error::Result;
+use crate::plugin::foundation::error::Result;
 
 /// A CPU ELF object: what the host device (or a remote CPU) can load.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use super::bytes::{align_up, cstr_at, slice_at, u16_at, u32_at, u64_at, Endian};
 use super::detect::OFFLOAD_BINARY_MAGIC;
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 const LE: Endian = Endian::Little;
 const ENTRY_SIZE: u64 = 40;

@@ -14,7 +14,7 @@ use super::bytes::{cstr_at, u32_at, u64_at, Endian};
 use super::elf::{
     file_offset_of_address, parse_tables, section_bytes, section_name, ElfClass, ElfHeader,
 };
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 /// The section clang 19 places the entries in (a linker-defined start/stop array).
 pub const OMP_ENTRIES_SECTION: &str = "omp_offloading_entries";

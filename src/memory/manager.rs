@@ -6,8 +6,8 @@ use super::pool::{default_stripes, DevicePools};
 use super::registry::{AllocationInfo, Registry};
 use super::size_class::SizeClasses;
 use super::stats::PoolStats;
+use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::{AllocKind, Device};
-use crate::runtime::error::{Error, ErrorCode, Result};
 use std::sync::Arc;
 
 /// The memory manager shared by all backends. See the [module docs](super).

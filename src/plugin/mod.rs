@@ -7,6 +7,7 @@
 //! Bookkeeping shared by all backends (pooling, handle tables, validation) lives in
 //! `runtime` and `memory`, not here.
 
+pub mod foundation;
 pub mod fp;
 mod program;
 mod stream;
@@ -18,7 +19,7 @@ pub use program::{
 pub use stream::{CopyDirection, Guard, HostWork, Stream, StreamEvent, StreamOp};
 pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, EXTENSION_BASE};
 
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 use std::sync::Arc;
 
 /// One backend: CUDA, AMDGPU, host, MPI, ...
@@ -126,14 +127,16 @@ pub fn opened_devices<D: Device + 'static>(
 ) -> Vec<Arc<dyn Device>> {
     match opened {
         Ok(devices) => {
-            crate::runtime::config::trace(|| format!("{backend}: {} device(s)", devices.len()));
+            crate::plugin::foundation::flags::trace(|| {
+                format!("{backend}: {} device(s)", devices.len())
+            });
             devices
                 .into_iter()
                 .map(|d| Arc::new(d) as Arc<dyn Device>)
                 .collect()
         }
         Err(reason) => {
-            crate::runtime::config::trace(|| no_devices_message(backend, &reason));
+            crate::plugin::foundation::flags::trace(|| no_devices_message(backend, &reason));
             Vec::new()
         }
     }

@@ -1,6 +1,6 @@
 //! Programs (device images loaded on a device) and their kernels, as backends provide them.
 
-use crate::runtime::error::Result;
+use crate::plugin::foundation::error::Result;
 use std::sync::Arc;
 
 /// `ol_symbol_kind_t`.
@@ -113,7 +113,7 @@ impl std::fmt::Debug for KernelArgs {
 /// when it belongs to another backend (`whose`: "a CUDA device" and so on).
 pub fn own_kernel<'a, K: 'static>(kernel: &'a dyn Kernel, whose: &str) -> Result<&'a K> {
     kernel.as_any().downcast_ref::<K>().ok_or_else(|| {
-        crate::runtime::error::Error::invalid_argument(format!(
+        crate::plugin::foundation::error::Error::invalid_argument(format!(
             "kernel '{}' is not a kernel of {whose}",
             kernel.name()
         ))

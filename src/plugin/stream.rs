@@ -9,7 +9,7 @@
 //! is the runtime's, around these traits.
 
 use super::program::{Kernel, KernelArgs, LaunchConfig};
-use crate::runtime::error::Result;
+use crate::plugin::foundation::error::Result;
 use std::any::Any;
 use std::sync::Arc;
 

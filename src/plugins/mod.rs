@@ -14,6 +14,6 @@ pub fn available() -> Vec<Box<dyn Plugin>> {
         Box::new(host::HostPlugin),
         Box::new(cuda::CudaPlugin::new()),
         Box::new(amdgpu::AmdgpuPlugin::new()),
-        Box::new(remote::plugin::RemotePlugin),
+        Box::new(remote::RemotePlugin),
     ]
 }

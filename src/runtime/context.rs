@@ -1,9 +1,9 @@
 //! One initialised library: its platforms, devices and shared services.
 
 use crate::memory::{MemoryManager, PoolConfig};
+use crate::plugin::foundation::error::Result;
 use crate::plugin::{Backend, Plugin};
 use crate::plugins;
-use crate::runtime::error::Result;
 use crate::runtime::event::Event;
 use crate::runtime::handle_table::HandleTable;
 use crate::runtime::platform::{Device, Platform};

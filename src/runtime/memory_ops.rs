@@ -2,9 +2,9 @@
 //! synchronous copies and fills, queries and host-memory registration.
 
 use crate::memory::AllocationInfo;
+use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::{AllocKind, InfoValue};
 use crate::runtime::context::Runtime;
-use crate::runtime::error::{Error, ErrorCode, Result};
 use crate::runtime::platform::Device;
 use std::sync::Arc;
 

@@ -4,7 +4,6 @@
 
 pub mod config;
 pub mod context;
-pub mod error;
 pub mod event;
 pub mod handle_table;
 pub mod memory_ops;
@@ -15,9 +14,8 @@ pub mod queue;
 pub mod queue_ops;
 pub mod registration;
 pub mod state;
-pub mod worker_pool;
 
+pub use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 pub use context::Runtime;
-pub use error::{Error, ErrorCode, Result};
 pub use platform::{Device, Platform, PlatformInfo};
 pub use state::{current, init, shut_down, with_current, InitOptions};

@@ -1,7 +1,7 @@
 //! Platforms (one per backend) and their devices, as the runtime sees them.
 
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{self, Backend, DeviceInfo, DeviceType, InfoValue};
-use crate::runtime::error::{Error, Result};
 use crate::runtime::handle_table::new_handle;
 use std::sync::{Arc, OnceLock};
 

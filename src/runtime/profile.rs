@@ -8,8 +8,8 @@
 //! known). Nothing is measured when the variable is unset; with it, each operation costs
 //! two event records. The file is written at the last `olShutDown`.
 
+use crate::plugin::foundation::error::Result;
 use crate::plugin::{Stream, StreamEvent};
-use crate::runtime::error::Result;
 use crate::runtime::platform::Device;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -137,7 +137,9 @@ impl Profile {
         let references = std::mem::take(&mut *self.references.lock());
         let json = chrome_trace(&records, &references);
         if let Err(e) = std::fs::write(path, json) {
-            crate::runtime::config::trace(|| format!("OFFLOAD_PROFILE: cannot write {path}: {e}"));
+            crate::plugin::foundation::flags::trace(|| {
+                format!("OFFLOAD_PROFILE: cannot write {path}: {e}")
+            });
         }
     }
 }

@@ -1,9 +1,9 @@
 //! Programs, their symbols and kernel launches, backend-neutral.
 
+use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::StreamOp;
 use crate::plugin::{self, GlobalVariable, InfoValue, KernelArgs, LaunchConfig, SymbolKind};
 use crate::runtime::context::Runtime;
-use crate::runtime::error::{Error, ErrorCode, Result};
 use crate::runtime::platform::Device;
 use crate::runtime::queue::Queue;
 use parking_lot::Mutex;

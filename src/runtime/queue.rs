@@ -2,8 +2,8 @@
 //! `plugin::Stream`) and what every backend's queue has in common: its device, the
 //! shutdown accounting, and waits on events of another backend, bridged here once.
 
+use crate::plugin::foundation::error::Result;
 use crate::plugin::{CopyDirection, Guard, Stream, StreamEvent, StreamOp};
-use crate::runtime::error::Result;
 use crate::runtime::event::Event;
 use crate::runtime::platform::Device;
 use crate::runtime::profile::{self, Category, Description, Profile};

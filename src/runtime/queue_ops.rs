@@ -2,9 +2,9 @@
 //! asynchronous forms of copies, fills and host functions.
 
 use crate::memory::AllocationInfo;
+use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::{CopyDirection, InfoValue, StreamOp};
 use crate::runtime::context::Runtime;
-use crate::runtime::error::{Error, ErrorCode, Result};
 use crate::runtime::event::{Event, EventInfo};
 use crate::runtime::platform::Device;
 use crate::runtime::queue::{Queue, QueueInfo};

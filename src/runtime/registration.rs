@@ -4,7 +4,7 @@
 //! once); a range that overlaps a registered one without lying inside it is refused, since
 //! the two could not be unlocked independently.
 
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 

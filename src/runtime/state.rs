@@ -1,8 +1,8 @@
 //! The library's global state: the `olInit` reference count and the live runtime.
 
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::Backend;
 use crate::runtime::context::Runtime;
-use crate::runtime::error::{Error, Result};
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};

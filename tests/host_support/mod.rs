@@ -2,9 +2,9 @@
 //! objects at test time (`$CC`, else `cc`, else `clang-19`) and small launch helpers.
 #![allow(dead_code)]
 
+use offload::plugin::foundation::error::{Error, ErrorCode};
 use offload::plugin::{Device, KernelArgs, LaunchConfig, Plugin, Program};
 use offload::plugins::host::HostPlugin;
-use offload::runtime::error::{Error, ErrorCode};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -434,7 +434,7 @@ fn main() -> ExitCode {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     }) | 1;
-    let timeout = offload::plugins::remote::session::timeout();
+    let timeout = offload::plugins::remote::settings::timeout();
     let transport = match Transport::open(timeout) {
         Ok(t) => t,
         Err(e) => {

@@ -8,7 +8,7 @@
 
 use super::ffi::*;
 use super::hsa::Hsa;
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 /// What a pool reports about itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,8 +6,8 @@
 use super::ffi::MemoryPool;
 use super::hsa::Hsa;
 use super::recycler::Recycler;
-use crate::runtime::config::trace;
-use crate::runtime::error::Result;
+use crate::plugin::foundation::error::Result;
+use crate::plugin::foundation::flags::trace;
 use std::sync::Arc;
 
 /// Kernarg segments from 256 bytes to 64 KiB are recycled; larger ones (rare: the HSA

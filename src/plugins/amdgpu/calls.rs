@@ -4,7 +4,7 @@
 
 use super::ffi::*;
 use super::hsa::Hsa;
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 use std::ffi::{c_int, c_void, CString};
 
 /// Collects what an iteration callback is given, into the `Vec` its data points to.

@@ -13,8 +13,8 @@ use super::program::AmdgpuProgram;
 use super::queue::{queue_count, ring_size, AqlQueue, DEFAULT_QUEUES, DEFAULT_QUEUE_SIZE};
 use super::signal::SignalPool;
 use crate::image::{select_for, DeviceTarget};
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{self, AllocKind, DeviceInfo, DeviceType, InfoValue, Program};
-use crate::runtime::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 

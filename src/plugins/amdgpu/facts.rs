@@ -4,8 +4,8 @@
 use super::agents::{parse_isa_name, AgentPools, IsaName};
 use super::ffi::{agent_info as info, Agent};
 use super::hsa::Hsa;
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{fp, DeviceInfo, DeviceType, InfoValue};
-use crate::runtime::error::{Error, Result};
 
 /// The PCI vendor id of AMD.
 pub const VENDOR_ID: u32 = 0x1002;

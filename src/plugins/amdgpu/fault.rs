@@ -7,8 +7,8 @@ use super::ffi::{
     fault_reason as r, AmdEvent, HsaStatus, MemoryFaultInfo, GPU_MEMORY_FAULT_EVENT, STATUS_SUCCESS,
 };
 use super::hsa::Hsa;
-use crate::runtime::config::trace;
-use crate::runtime::error::Error;
+use crate::plugin::foundation::error::Error;
+use crate::plugin::foundation::flags::trace;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::ffi::c_void;

@@ -9,10 +9,10 @@
 
 use super::hsa::Hsa;
 use super::signal::PooledSignal;
+use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::flags::trace;
+use crate::plugin::foundation::worker_pool::panic_text;
 use crate::plugin::HostWork;
-use crate::runtime::config::trace;
-use crate::runtime::error::{Error, Result};
-use crate::runtime::worker_pool::panic_text;
 use crossbeam_channel::Sender;
 use parking_lot::Mutex;
 use std::ffi::c_void;

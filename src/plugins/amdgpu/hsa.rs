@@ -7,7 +7,7 @@
 //! devices, not an error. The safe wrappers are in `calls.rs`.
 
 use super::ffi::*;
-use crate::runtime::error::{Error, ErrorCode};
+use crate::plugin::foundation::error::{Error, ErrorCode};
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_void, CStr, OsString};
 use std::mem::ManuallyDrop;
@@ -220,7 +220,11 @@ impl Hsa {
     }
 
     /// `Ok` on success, else an `Error` saying which call failed and the runtime's words.
-    pub fn check(&self, status: HsaStatus, call: &str) -> crate::runtime::error::Result<()> {
+    pub fn check(
+        &self,
+        status: HsaStatus,
+        call: &str,
+    ) -> crate::plugin::foundation::error::Result<()> {
         if status == STATUS_SUCCESS {
             return Ok(());
         }

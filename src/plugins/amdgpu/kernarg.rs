@@ -5,7 +5,7 @@
 
 use super::packet::{launch_shape, LaunchShape};
 use crate::image::{AmdgpuKernel, AmdgpuKernelArg, ArgValueKind, HiddenArg};
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 /// The launch, as the hidden arguments describe it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -7,8 +7,8 @@ use super::device::DeviceShared;
 use super::program::Loaded;
 use super::stream::AmdgpuStream;
 use crate::image::AmdgpuKernel as KernelMetadata;
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{Kernel, KernelArgs, LaunchConfig, Stream, StreamOp};
-use crate::runtime::error::{Error, Result};
 use std::sync::Arc;
 
 /// What the executable's kernel symbol says.

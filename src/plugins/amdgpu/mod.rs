@@ -36,8 +36,8 @@ pub mod stream;
 pub use device::AmdgpuDevice;
 pub use hsa::{Hsa, DEFAULT_LIBRARY, LIBRARY_ENV};
 
+use crate::plugin::foundation::flags::trace;
 use crate::plugin::{self, Backend};
-use crate::runtime::config::trace;
 use agents::Agents;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! Encoding only (no HSA call): the queue code copies a packet into its slot, then
 //! publishes `header_word` with one release store.
 
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 
 /// Bit offsets of the packet header fields (`hsa_packet_header_t`).
 pub const HSA_PACKET_HEADER_TYPE: u16 = 0;

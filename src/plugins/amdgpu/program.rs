@@ -11,8 +11,8 @@ use super::ffi::{symbol_info as si, Executable, SYMBOL_KIND_KERNEL, SYMBOL_KIND_
 use super::hsa::Hsa;
 use super::kernel::{AmdgpuKernel, KernelObject};
 use crate::image::{parse_amdgpu_code_object, AmdgpuCodeObject};
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{GlobalVariable, Kernel, Program, SymbolKind};
-use crate::runtime::error::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -11,7 +11,7 @@ use super::fault::ErrorSlot;
 use super::ffi::{packet_header as ph, Agent, HsaStatus, Queue};
 use super::hsa::Hsa;
 use super::packet::{header_word, BarrierAndPacket, KernelDispatchPacket};
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};

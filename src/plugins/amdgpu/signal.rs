@@ -7,7 +7,7 @@
 use super::ffi::Signal;
 use super::hsa::Hsa;
 use super::recycler::Recycler;
-use crate::runtime::error::Result;
+use crate::plugin::foundation::error::Result;
 use std::sync::Arc;
 
 /// Signals kept for reuse per device (upstream starts with 64; we keep what was used).

@@ -23,10 +23,10 @@ use super::kernel::AmdgpuKernel;
 use super::packet::{barrier_and_packet, dispatch_packet, DispatchParams};
 use super::queue::AqlQueue;
 use super::signal::PooledSignal;
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{
     CopyDirection, Guard, HostWork, Kernel, KernelArgs, LaunchConfig, Stream, StreamEvent, StreamOp,
 };
-use crate::runtime::error::{Error, Result};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::collections::VecDeque;

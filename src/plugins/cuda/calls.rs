@@ -13,7 +13,7 @@
 
 use super::driver::Driver;
 use super::ffi::*;
-use crate::runtime::error::Result;
+use crate::plugin::foundation::error::Result;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::ptr::null_mut;
 

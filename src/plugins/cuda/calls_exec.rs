@@ -6,7 +6,7 @@ use super::calls::log_text;
 use super::driver::Driver;
 use super::ffi::*;
 use super::launch::extra_params;
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 use std::cell::Cell;
 use std::ffi::{c_int, c_uint, c_void, CStr};
 use std::ptr::null_mut;

@@ -8,8 +8,8 @@
 
 use super::driver::Driver;
 use super::ffi::{CuContext, CuDevice};
-use crate::runtime::config::trace;
-use crate::runtime::error::Result;
+use crate::plugin::foundation::error::Result;
+use crate::plugin::foundation::flags::trace;
 use std::sync::Arc;
 
 pub struct PrimaryContext {

@@ -13,8 +13,8 @@ use super::ffi::{CuDevicePtr, CuStream, MEMHOSTREGISTER_DEVICEMAP, MEMHOSTREGIST
 use super::fill::{plan_fill, repeated, FillStep};
 use super::program::{CudaProgram, Module};
 use crate::image::{select_for, DeviceTarget};
+use crate::plugin::foundation::error::Result;
 use crate::plugin::{self, AllocKind, DeviceInfo, DeviceType, InfoValue, Program};
-use crate::runtime::error::Result;
 use std::sync::Arc;
 
 pub struct CudaDevice {

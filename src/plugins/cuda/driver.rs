@@ -13,7 +13,7 @@
 
 use super::error::driver_error;
 use super::ffi::*;
-use crate::runtime::error::Error;
+use crate::plugin::foundation::error::Error;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, OsString};
 use std::mem::ManuallyDrop;
@@ -271,7 +271,7 @@ impl Driver {
 
     /// `Ok` for `CUDA_SUCCESS`, otherwise the error naming `call`.
     #[inline]
-    pub fn check(&self, call: &str, r: CuResult) -> crate::runtime::error::Result<()> {
+    pub fn check(&self, call: &str, r: CuResult) -> crate::plugin::foundation::error::Result<()> {
         if r == result::SUCCESS {
             Ok(())
         } else {
@@ -281,7 +281,11 @@ impl Driver {
 
     /// A query's answer: `NOT_READY` is "not yet" (false), success "done" (true), any
     /// other result an error.
-    pub fn check_done(&self, call: &str, r: CuResult) -> crate::runtime::error::Result<bool> {
+    pub fn check_done(
+        &self,
+        call: &str,
+        r: CuResult,
+    ) -> crate::plugin::foundation::error::Result<bool> {
         if r == result::NOT_READY {
             return Ok(false);
         }

@@ -3,7 +3,7 @@
 //! details name the call and the driver's own words for what went wrong.
 
 use super::ffi::{result as r, CuResult};
-use crate::runtime::error::{Error, ErrorCode};
+use crate::plugin::foundation::error::{Error, ErrorCode};
 
 /// Our code for a `CUresult` (not `CUDA_SUCCESS`, which is no error).
 pub fn error_code(result: CuResult) -> ErrorCode {

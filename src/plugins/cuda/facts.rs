@@ -3,8 +3,8 @@
 
 use super::driver::Driver;
 use super::ffi::{device_attribute as attr, CuDevice};
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{fp, DeviceInfo, DeviceType, InfoValue};
-use crate::runtime::error::{Error, Result};
 
 /// `OL_DEVICE_INFO_VENDOR` of every NVIDIA device.
 pub const VENDOR: &str = "NVIDIA Corporation";

@@ -10,9 +10,9 @@ use super::facts::DeviceFacts;
 use super::ffi::{function_attribute, CuFunction, CuStream};
 use super::launch::grid_and_block;
 use super::program::Module;
+use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::flags::trace;
 use crate::plugin::{Kernel, KernelArgs, LaunchConfig};
-use crate::runtime::config::trace;
-use crate::runtime::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 

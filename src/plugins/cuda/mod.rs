@@ -34,8 +34,8 @@ pub use driver::{Driver, DEFAULT_LIBRARY, LIBRARY_ENV};
 pub use kernel::CudaKernel;
 pub use program::CudaProgram;
 
+use crate::plugin::foundation::flags::trace;
 use crate::plugin::{self, Backend};
-use crate::runtime::config::trace;
 use std::path::PathBuf;
 use std::sync::Arc;
 

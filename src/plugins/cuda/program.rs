@@ -10,9 +10,9 @@ use super::context::PrimaryContext;
 use super::facts::DeviceFacts;
 use super::ffi::CuModule;
 use super::kernel::CudaKernel;
+use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::flags::trace;
 use crate::plugin::{GlobalVariable, Kernel, Program, SymbolKind};
-use crate::runtime::config::trace;
-use crate::runtime::error::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -183,7 +183,7 @@ impl Program for CudaProgram {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::error::ErrorCode;
+    use crate::plugin::foundation::error::ErrorCode;
 
     #[test]
     fn load_errors_carry_the_jit_log() {

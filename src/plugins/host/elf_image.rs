@@ -3,7 +3,7 @@
 //! such a program exports to the dynamic loader.
 
 use crate::image::{select_for, DeviceTarget, LoadableKind};
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 use goblin::elf::sym;
 use goblin::elf::Elf;
 use std::ops::Range;
@@ -108,7 +108,10 @@ mod tests {
 
     fn refusal(image: &[u8]) -> String {
         let e = select_host_image(image).unwrap_err();
-        assert_eq!(e.code, crate::runtime::error::ErrorCode::InvalidBinary);
+        assert_eq!(
+            e.code,
+            crate::plugin::foundation::error::ErrorCode::InvalidBinary
+        );
         e.details.clone()
     }
 

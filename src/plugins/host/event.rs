@@ -2,8 +2,8 @@
 //! every operation enqueued before it is done; streams that wait on it are woken then.
 
 use super::stream::{HostStream, SYNC_SPIN};
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::StreamEvent;
-use crate::runtime::error::{Error, Result};
 use parking_lot::{Condvar, Mutex};
 use std::any::Any;
 use std::sync::Arc;

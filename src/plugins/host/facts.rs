@@ -1,8 +1,8 @@
 //! What the host device reports about itself: real readings of this machine, taken once.
 
 use super::cpu_features::{self, CpuFeatures};
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{DeviceInfo, InfoValue};
-use crate::runtime::error::{Error, Result};
 
 #[derive(Clone, Debug)]
 pub struct HostFacts {

@@ -10,9 +10,9 @@
 use super::kernel_abi::{HostKernelContext, HostKernelFn};
 use super::memfd_loader::LoadedLibrary;
 use super::parallel::parallel_for;
+use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::worker_pool::{panic_text, WorkerPool};
 use crate::plugin::{Kernel, KernelArgs, LaunchConfig};
-use crate::runtime::error::{Error, Result};
-use crate::runtime::worker_pool::{panic_text, WorkerPool};
 use parking_lot::{Condvar, Mutex};
 use std::alloc::Layout;
 use std::cell::Cell;

@@ -10,7 +10,7 @@
 //! "nodelete", e.g. by C++ unique symbols), the descriptor is kept for the life of the
 //! process, so its number is never reused under the stale name.
 
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_int, c_void};
 
@@ -52,7 +52,7 @@ impl LoadedLibrary {
         let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {
             return Err(Error::new(
-                crate::runtime::error::ErrorCode::HostIo,
+                crate::plugin::foundation::error::ErrorCode::HostIo,
                 format!("memfd_create failed: {}", std::io::Error::last_os_error()),
             ));
         }
@@ -63,7 +63,7 @@ impl LoadedLibrary {
         if let Err(e) = write_all(fd, image) {
             close_fd(fd);
             return Err(Error::new(
-                crate::runtime::error::ErrorCode::HostIo,
+                crate::plugin::foundation::error::ErrorCode::HostIo,
                 format!("writing the image to a memory file failed: {e}"),
             ));
         }

@@ -1,7 +1,7 @@
 //! Raw host memory for the host device: aligned allocation, copies and fills.
 
 use super::parallel::parallel_for;
-use crate::runtime::error::{Error, Result};
+use crate::plugin::foundation::error::{Error, Result};
 use std::alloc::Layout;
 
 /// Every block is aligned to a cache line. Not more: glibc serves page-aligned requests

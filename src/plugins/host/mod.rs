@@ -23,8 +23,8 @@ pub use facts::HostFacts;
 pub use kernel::{HostKernel, PREFERRED_GROUP_SIZE};
 pub use program::HostProgram;
 
+use crate::plugin::foundation::error::Result;
 use crate::plugin::{self, AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, Program};
-use crate::runtime::error::Result;
 use std::sync::Arc;
 
 pub struct HostPlugin;

@@ -2,7 +2,7 @@
 //! `body(i)` for every index on the calling thread and on idle workers, borrowing `body`
 //! for the duration of the call.
 
-use crate::runtime::worker_pool::{panic_text, WorkerPool};
+use crate::plugin::foundation::worker_pool::{panic_text, WorkerPool};
 use parking_lot::{Condvar, Mutex};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

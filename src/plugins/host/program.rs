@@ -5,8 +5,8 @@ use super::elf_image::{dynamic_symbols, DynKind};
 use super::kernel::{Convention, HostKernel};
 use super::kernel_abi::{self, HostKernelFn, HostKernelMarker};
 use super::memfd_loader::LoadedLibrary;
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{GlobalVariable, Kernel, Program, SymbolKind};
-use crate::runtime::error::{Error, Result};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 

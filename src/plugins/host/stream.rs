@@ -7,9 +7,9 @@
 
 use super::event::HostEvent;
 use super::memory;
+use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::worker_pool::{panic_text, WorkerPool};
 use crate::plugin::{Guard, HostWork, Stream, StreamEvent, StreamOp};
-use crate::runtime::error::{Error, Result};
-use crate::runtime::worker_pool::{panic_text, WorkerPool};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};

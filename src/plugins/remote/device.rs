@@ -6,10 +6,10 @@ use super::program::{RemoteKernel, RemoteProgram, ServerProgram};
 use super::session::Session;
 use super::stream::RemoteStream;
 use super::wire::{Reply, Request, INLINE_LIMIT};
+use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::{
     AllocKind, Device, DeviceInfo, DeviceType, InfoValue, LaunchConfig, Program, Stream,
 };
-use crate::runtime::error::{Error, ErrorCode, Result};
 use std::sync::Arc;
 
 /// How many reservations an allocation tries before it gives up.

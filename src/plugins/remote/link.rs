@@ -2,30 +2,13 @@
 //! at run time only when the process was started by an MPI launcher: liboffload never
 //! links libmpi itself, so programs that do not use remote devices do not need MPI.
 
+use super::abi::{
+    CloseFn, ErrorFn, FreeFn, OpenFn, ReceiveFn, ReceiveFragmentsFn, SendFn, SendFragmentsFn,
+    SilenceFn, VersionFn, ABI_VERSION, GAVE_UP, LIBRARY, OK, SILENT,
+};
 use libloading::{Library, Symbol};
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_int, CStr};
 use std::time::Duration;
-
-type VersionFn = extern "C" fn() -> u32;
-type OpenFn = unsafe extern "C" fn(*mut c_int, *mut c_int, i64) -> c_int;
-type SendFn = unsafe extern "C" fn(c_int, c_int, *const u8, u64, i64) -> c_int;
-type ReceiveFn = unsafe extern "C" fn(c_int, c_int, i64, *mut *mut u8, *mut u64) -> c_int;
-type FreeFn = unsafe extern "C" fn(*mut u8, u64);
-type SendFragmentsFn = unsafe extern "C" fn(c_int, c_int, *const u8, u64, u64) -> c_int;
-type ReceiveFragmentsFn = unsafe extern "C" fn(c_int, c_int, *mut u8, u64, u64) -> c_int;
-type SilenceFn = extern "C" fn(c_int) -> i64;
-type CloseFn = extern "C" fn(i64) -> c_int;
-type ErrorFn = extern "C" fn() -> *const c_char;
-
-/// The library's file name.
-pub const LIBRARY: &str = "liboffload_remote_mpi.so";
-
-/// The version of the transport's functions this side calls (remote-mpi/src/ffi.rs).
-const ABI_VERSION: u32 = 2;
-
-/// The transport's answers (remote-mpi/src/transport.rs, `FailureKind`).
-const SILENT: c_int = -2;
-const GAVE_UP: c_int = -3;
 
 /// A duration as the transport's C functions take it: microseconds.
 fn micros(d: Duration) -> i64 {
@@ -145,7 +128,7 @@ impl Link {
 
     fn outcome(&self, code: c_int) -> Result<(), LinkError> {
         match code {
-            0 => Ok(()),
+            OK => Ok(()),
             SILENT => Err(LinkError::Silent(self.last_error())),
             GAVE_UP => Err(LinkError::GaveUp(self.last_error())),
             _ => Err(LinkError::Failed(self.last_error())),

@@ -2,7 +2,10 @@
 //! (`offload-mpi-device`, one per MPI rank, the `remote-mpi` crate) appears in the
 //! application as an ordinary device of the MPI platform.
 //!
-//! - [`wire`] — requests and replies as bytes; [`fragments`] — how transfers are cut.
+//! - [`wire`] — requests and replies as bytes; [`fragments`] — how transfers are cut;
+//!   [`settings`] — the timeouts from the environment. These three are what the device
+//!   server uses of this backend; the rest is private. `abi` — the transport's C
+//!   interface and tags, one file that the transport library compiles too.
 //! - [`link`] — the MPI transport library, opened only under an MPI launcher.
 //! - [`address`] — remote memory at one address on both sides, never another device's;
 //!   HOST and MANAGED memory shared with a server on this node.
@@ -12,13 +15,17 @@
 //! - [`program`], [`stream`] — programs and kernels on a server; queues (kernels queued
 //!   on a server stream without an answer each) and events.
 
-pub mod address;
-pub mod device;
-pub mod engine;
+mod abi;
+mod address;
+mod device;
+mod engine;
 pub mod fragments;
-pub mod link;
-pub mod plugin;
-pub mod program;
-pub mod session;
-pub mod stream;
+mod link;
+mod plugin;
+mod program;
+mod session;
+pub mod settings;
+mod stream;
 pub mod wire;
+
+pub use plugin::RemotePlugin;

@@ -3,8 +3,8 @@
 use super::device::RemoteDevice;
 use super::session::session;
 use super::wire::{Reply, Request};
+use crate::plugin::foundation::flags::trace;
 use crate::plugin::{self, Backend};
-use crate::runtime::config::trace;
 use std::sync::Arc;
 
 pub struct RemotePlugin;

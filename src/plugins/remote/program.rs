@@ -2,11 +2,11 @@
 
 use super::device::RemoteDevice;
 use super::wire::{Reply, Request};
+use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::{
     Device, DeviceInfo, GlobalVariable, InfoValue, Kernel, KernelArgs, LaunchConfig, Program,
     SymbolKind,
 };
-use crate::runtime::error::{Error, ErrorCode, Result};
 use std::sync::Arc;
 
 pub struct RemoteProgram {
@@ -28,7 +28,7 @@ pub struct RemoteKernel {
     pub device: Arc<RemoteDevice>,
     pub handle: u64,
     /// Keeps the program on the server while the kernel may still be launched.
-    pub program: Arc<ServerProgram>,
+    pub _program: Arc<ServerProgram>,
 }
 
 fn unexpected(rank: i32, reply: Reply) -> Error {
@@ -64,7 +64,7 @@ impl Program for RemoteProgram {
                 name: name.to_string(),
                 device: self.device.clone(),
                 handle,
-                program: self.on_server.clone(),
+                _program: self.on_server.clone(),
             })),
             other => Err(unexpected(self.device.rank, other)),
         }

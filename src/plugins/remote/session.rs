@@ -6,21 +6,18 @@
 //! server that does not answer within the timeout turns the operation into an error
 //! naming it, never a hang. At process exit every server is told to stop.
 
+use super::abi::{FIRST_OPERATION_TAG, TAG_REQUEST};
 use super::engine::{Engine, Parked, Slot};
 use super::fragments::DEFAULT_FRAGMENT;
 use super::link::{Link, LinkError};
+use super::settings::{start_timeout, timeout};
 use super::wire::{self, Reply, Request};
-use crate::runtime::error::{Error, ErrorCode, Result};
+use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-/// The tags of `remote-mpi`'s transport (remote-mpi/src/transport.rs): requests, a
-/// busy server's heartbeats, and from `FIRST_OPERATION_TAG` on, one per exchange.
-pub const TAG_REQUEST: i32 = 1;
-pub const TAG_HEARTBEAT: i32 = 4;
-pub const FIRST_OPERATION_TAG: i32 = 16;
 /// Operation tags wrap around here (far below `MPI_TAG_UB`'s least allowed value in
 /// OpenMPI and MPICH; far more than the exchanges ever in flight at once).
 const LAST_OPERATION_TAG: i32 = 1 << 22;
@@ -32,28 +29,6 @@ const POLL_FIRST: Duration = Duration::from_micros(500);
 /// How long a last word to a lost server (at exit: stop, if you ever come back) may
 /// take to leave.
 const LAST_WORD: Duration = Duration::from_millis(100);
-
-/// How long a server may take to answer (`OFFLOAD_MPI_TIMEOUT`, seconds; default 5).
-pub fn timeout() -> Duration {
-    seconds_from_env("OFFLOAD_MPI_TIMEOUT", 5.0)
-}
-
-/// A positive number of seconds from the variable `name`, else `default`.
-pub fn seconds_from_env(name: &str, default: f64) -> Duration {
-    let seconds = std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .unwrap_or(default);
-    Duration::from_secs_f64(seconds)
-}
-
-/// How long MPI's start may wait for the other ranks of the job
-/// (`OFFLOAD_MPI_START_TIMEOUT`, seconds; default 60): the servers wait that long for
-/// the application, and the application for the servers.
-pub fn start_timeout() -> Duration {
-    seconds_from_env("OFFLOAD_MPI_START_TIMEOUT", 60.0)
-}
 
 /// One server rank as the application knows it.
 struct Server {
@@ -157,7 +132,7 @@ extern "C" fn stop_servers() {
     let Some(Ok(session)) = SESSION.get() else {
         return;
     };
-    use crate::runtime::config::trace;
+    use crate::plugin::foundation::flags::trace;
     let mut asked = Vec::new();
     for server in &session.servers {
         let tag = session.operation_tag();
@@ -241,7 +216,7 @@ impl Session {
             Err(Failure::Lost(why)) => {
                 let rank = server.rank;
                 let why = format!("{}: {why}", request.describe());
-                crate::runtime::config::trace(|| format!("MPI: rank {rank} lost: {why}"));
+                crate::plugin::foundation::flags::trace(|| format!("MPI: rank {rank} lost: {why}"));
                 let error = Self::lost(rank, why.clone());
                 server.lost.lock().get_or_insert(why);
                 Err(error)
@@ -514,7 +489,7 @@ fn start_engine() {
         .name("offload-mpi-engine".into())
         .spawn(move || session.engine.poll(|p| session.take_reply(p)));
     if let Err(e) = spawned {
-        crate::runtime::config::trace(|| format!("MPI: no engine thread: {e}"));
+        crate::plugin::foundation::flags::trace(|| format!("MPI: no engine thread: {e}"));
     }
 }
 

@@ -8,8 +8,8 @@
 
 use super::device::RemoteDevice;
 use super::program::RemoteKernel;
+use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::{CopyDirection, Device, Guard, Stream, StreamEvent, StreamOp};
-use crate::runtime::error::{Error, ErrorCode, Result};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};

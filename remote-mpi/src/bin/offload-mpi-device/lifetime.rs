@@ -29,7 +29,7 @@ pub fn leave(code: i32) -> ! {
 /// Opens MPI, or gives up (leaving the process with status 3) when the other ranks,
 /// the application above all, have not started it within the start timeout.
 pub fn open(timeout: Duration) -> Result<Transport, String> {
-    let limit = offload::plugins::remote::session::start_timeout();
+    let limit = offload::plugins::remote::settings::start_timeout();
     let (opened, watchdog) = mpsc::channel::<()>();
     let rank = launcher_rank();
     std::thread::Builder::new()
@@ -80,7 +80,7 @@ pub fn arm_slow_hook(transport: &mut Transport) {
     if std::env::var_os("OFFLOAD_MPI_TEST_SLOW").is_none() {
         return;
     }
-    let step = offload::plugins::remote::session::seconds_from_env("OFFLOAD_MPI_TEST_SLOW", 10.0);
+    let step = offload::plugins::remote::settings::seconds_from_env("OFFLOAD_MPI_TEST_SLOW", 10.0);
     SLOW_STEP_MS.store(step.as_millis() as u64, Ordering::Relaxed);
     // SAFETY: the handler only stores an atomic, which is async-signal-safe.
     unsafe { libc::signal(libc::SIGUSR1, turn_slow as *const () as libc::sighandler_t) };

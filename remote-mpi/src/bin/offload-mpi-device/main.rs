@@ -17,12 +17,12 @@ mod queues;
 mod transfer;
 
 use memory::{MemoryTable, Region};
+use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::{
     AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs, LaunchConfig, Program,
     Stream, StreamOp, SymbolKind,
 };
 use offload::plugins::remote::wire::{self, Reply, Request, INLINE_LIMIT};
-use offload::runtime::error::ErrorCode;
 use offload_remote_mpi::in_flight::InFlight;
 use offload_remote_mpi::transport::{Transport, HEARTBEAT, TAG_HEARTBEAT, TAG_REQUEST};
 use std::collections::HashMap;
@@ -99,7 +99,7 @@ enum Outgoing {
 type Served = Result<(Reply, Outgoing), (ErrorCode, String)>;
 
 fn main() -> ExitCode {
-    let mut transport = match lifetime::open(offload::plugins::remote::session::timeout()) {
+    let mut transport = match lifetime::open(offload::plugins::remote::settings::timeout()) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("offload-mpi-device: {e}");
@@ -236,7 +236,7 @@ impl Server {
                 Err(e) => {
                     // No tag, so no answer: noted where tracing is on (a flood of these
                     // must not flood the output).
-                    offload::runtime::config::trace(|| {
+                    offload::plugin::foundation::flags::trace(|| {
                         format!("offload-mpi-device: a request without a tag: {}", e.0)
                     });
                     continue;
@@ -339,7 +339,7 @@ impl Server {
     }
 
     fn serve(&mut self, request: Request) -> Served {
-        let failed = |e: offload::runtime::error::Error| (e.code, e.details.clone());
+        let failed = |e: offload::plugin::foundation::error::Error| (e.code, e.details.clone());
         match request {
             Request::Hello => Ok((Reply::Devices(self.describe()), Outgoing::Nothing)),
             Request::Exit => Ok((Reply::Done, Outgoing::Nothing)),
@@ -649,7 +649,7 @@ impl Server {
             .cloned()
             .ok_or((ErrorCode::InvalidArgument, format!("no program {program}")))?;
         let (device, found) = found;
-        let failed = |e: offload::runtime::error::Error| (e.code, e.details.clone());
+        let failed = |e: offload::plugin::foundation::error::Error| (e.code, e.details.clone());
         if kind == u32::MAX {
             let kind = found.symbol_kind(name).ok_or((
                 ErrorCode::NotFound,

@@ -4,8 +4,8 @@
 //! host device), goes between MPI and the memory in place, with no staging copy; any
 //! other goes through the device's own copy.
 
+use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::AllocKind;
-use offload::runtime::error::ErrorCode;
 use std::collections::BTreeMap;
 
 /// One range of device memory.

@@ -3,7 +3,7 @@
 //! only asks both. Here: which ranks may be the other side.
 
 use super::Server;
-use offload::runtime::error::ErrorCode;
+use offload::plugin::foundation::error::ErrorCode;
 
 impl Server {
     /// Another server rank (not this one, not the application's).

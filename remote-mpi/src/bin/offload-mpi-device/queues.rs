@@ -2,9 +2,9 @@
 //! launches it waits for), and the answers to a queue's sync.
 
 use super::{Outgoing, Served, Server};
+use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::Stream;
 use offload::plugins::remote::wire::Reply;
-use offload::runtime::error::ErrorCode;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 

@@ -7,8 +7,8 @@
 //! transport's liveness rule: a peer that stops moving data ends the transfer.
 
 use super::Server;
+use offload::plugin::foundation::error::ErrorCode;
 use offload::plugins::remote::fragments::{self, DEFAULT_FRAGMENT};
-use offload::runtime::error::ErrorCode;
 use offload_remote_mpi::transport::{Failure, Transport, Wait};
 
 type Served<T> = Result<T, (ErrorCode, String)>;
@@ -17,7 +17,7 @@ fn lost(e: Failure) -> (ErrorCode, String) {
     (ErrorCode::BackendFailure, e.text)
 }
 
-fn failed(e: offload::runtime::error::Error) -> (ErrorCode, String) {
+fn failed(e: offload::plugin::foundation::error::Error) -> (ErrorCode, String) {
     (e.code, e.details.clone())
 }
 
