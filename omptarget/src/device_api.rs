@@ -1,6 +1,7 @@
 //! The OpenMP device API that lives in libomptarget: device numbers, device memory,
 //! copies and presence.
 
+use crate::boundary::boundary;
 use crate::ol::{self, Device};
 use crate::policy::message;
 use crate::registry::{self, resolve, Target};
@@ -10,19 +11,21 @@ use std::ffi::{c_int, c_void};
 /// How many offload devices there are (the host itself not counted).
 #[no_mangle]
 pub extern "C" fn omp_get_num_devices() -> c_int {
-    registry::state().num_devices() as c_int
+    boundary("omp_get_num_devices", || {
+        registry::state().num_devices() as c_int
+    })
 }
 
 /// The host's device number: one past the offload devices, as in LLVM.
 #[no_mangle]
 pub extern "C" fn omp_get_initial_device() -> c_int {
-    omp_get_num_devices()
+    boundary("omp_get_initial_device", || omp_get_num_devices())
 }
 
 /// Code on the host runs on the initial device.
 #[no_mangle]
 pub extern "C" fn omp_get_device_num() -> c_int {
-    omp_get_initial_device()
+    boundary("omp_get_device_num", || omp_get_initial_device())
 }
 
 /// Memory of `kind` (an `OL_ALLOC_TYPE_*`) and `size` bytes on `device_num`: `malloc` on
@@ -75,7 +78,9 @@ pub(crate) unsafe fn free_on(ptr: *mut c_void, device_num: c_int, name: &str) {
 /// NULL on failure or for a non-positive size.
 #[no_mangle]
 pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_void {
-    alloc_on(size, device_num, OL_ALLOC_TYPE_DEVICE, "omp_target_alloc")
+    boundary("omp_target_alloc", || {
+        alloc_on(size, device_num, OL_ALLOC_TYPE_DEVICE, "omp_target_alloc")
+    })
 }
 
 /// Frees what `omp_target_alloc` returned for `device_num`.
@@ -84,14 +89,18 @@ pub extern "C" fn omp_target_alloc(size: usize, device_num: c_int) -> *mut c_voi
 /// `ptr` is NULL or came from `omp_target_alloc(_, device_num)` and is not freed yet.
 #[no_mangle]
 pub unsafe extern "C" fn omp_target_free(ptr: *mut c_void, device_num: c_int) {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { free_on(ptr, device_num, "omp_target_free") }
+    boundary("omp_target_free", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { free_on(ptr, device_num, "omp_target_free") }
+    })
 }
 
 /// LLVM's device-memory allocator by its explicit name: the same as `omp_target_alloc`.
 #[no_mangle]
 pub extern "C" fn llvm_omp_target_alloc_device(size: usize, device_num: c_int) -> *mut c_void {
-    omp_target_alloc(size, device_num)
+    boundary("llvm_omp_target_alloc_device", || {
+        omp_target_alloc(size, device_num)
+    })
 }
 
 /// Frees what `llvm_omp_target_alloc_device` returned.
@@ -100,8 +109,10 @@ pub extern "C" fn llvm_omp_target_alloc_device(size: usize, device_num: c_int) -
 /// As `omp_target_free`.
 #[no_mangle]
 pub unsafe extern "C" fn llvm_omp_target_free_device(ptr: *mut c_void, device_num: c_int) {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { omp_target_free(ptr, device_num) }
+    boundary("llvm_omp_target_free_device", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { omp_target_free(ptr, device_num) }
+    })
 }
 
 /// The liboffload device that holds memory of `device_num` (the host device for the
@@ -127,24 +138,26 @@ pub extern "C" fn omp_target_memcpy(
     dst_device: c_int,
     src_device: c_int,
 ) -> c_int {
-    if length == 0 {
-        return 0;
-    }
-    if dst.is_null() || src.is_null() {
-        message("error: Call to omp_target_memcpy with invalid arguments");
-        return -1;
-    }
-    let (Some(to), Some(from)) = (memory_device(dst_device), memory_device(src_device)) else {
-        return -1;
-    };
-    let (d, s) = ((dst as usize) + dst_offset, (src as usize) + src_offset);
-    match ol::memcpy(d, to, s, from, length) {
-        Ok(()) => 0,
-        Err(e) => {
-            message(&format!("error: {e}"));
-            -1
+    boundary("omp_target_memcpy", || {
+        if length == 0 {
+            return 0;
         }
-    }
+        if dst.is_null() || src.is_null() {
+            message("error: Call to omp_target_memcpy with invalid arguments");
+            return -1;
+        }
+        let (Some(to), Some(from)) = (memory_device(dst_device), memory_device(src_device)) else {
+            return -1;
+        };
+        let (d, s) = ((dst as usize) + dst_offset, (src as usize) + src_offset);
+        match ol::memcpy(d, to, s, from, length) {
+            Ok(()) => 0,
+            Err(e) => {
+                message(&format!("error: {e}"));
+                -1
+            }
+        }
+    })
 }
 
 /// The device address of the byte at `ptr` on OpenMP device `device` when a mapping
@@ -159,15 +172,19 @@ fn mapped_address(device: usize, ptr: usize) -> Option<usize> {
 /// Whether `ptr` has a device copy on `device_num` (always, on the initial device).
 #[no_mangle]
 pub extern "C" fn omp_target_is_present(ptr: *const c_void, device_num: c_int) -> c_int {
-    // NULL is never present, on any device (LLVM answers so before looking at the device).
-    if ptr.is_null() {
-        return 0;
-    }
-    match resolve(i64::from(device_num)) {
-        Some(Target::Host) => 1,
-        Some(Target::Device(device)) => c_int::from(mapped_address(device, ptr as usize).is_some()),
-        None => 0,
-    }
+    boundary("omp_target_is_present", || {
+        // NULL is never present, on any device (LLVM answers so before looking at the device).
+        if ptr.is_null() {
+            return 0;
+        }
+        match resolve(i64::from(device_num)) {
+            Some(Target::Host) => 1,
+            Some(Target::Device(device)) => {
+                c_int::from(mapped_address(device, ptr as usize).is_some())
+            }
+            None => 0,
+        }
+    })
 }
 
 /// Whether `size` bytes at `ptr` are guaranteed accessible from `device_num` (OpenMP
@@ -181,29 +198,33 @@ pub extern "C" fn omp_target_is_accessible(
     _size: usize,
     device_num: c_int,
 ) -> c_int {
-    if ptr.is_null() {
-        return 0;
-    }
-    if device_num == -1 {
-        return 1;
-    }
-    match resolve(i64::from(device_num)) {
-        Some(Target::Host) => 1,
-        Some(Target::Device(_)) | None => 0,
-    }
+    boundary("omp_target_is_accessible", || {
+        if ptr.is_null() {
+            return 0;
+        }
+        if device_num == -1 {
+            return 1;
+        }
+        match resolve(i64::from(device_num)) {
+            Some(Target::Host) => 1,
+            Some(Target::Device(_)) | None => 0,
+        }
+    })
 }
 
 /// The device address `ptr` is mapped to on `device_num` (itself on the initial device,
 /// NULL when unmapped).
 #[no_mangle]
 pub extern "C" fn omp_get_mapped_ptr(ptr: *const c_void, device_num: c_int) -> *mut c_void {
-    if ptr.is_null() {
-        return std::ptr::null_mut();
-    }
-    match resolve(i64::from(device_num)) {
-        Some(Target::Host) => ptr.cast_mut(),
-        Some(Target::Device(device)) => mapped_address(device, ptr as usize)
-            .map_or(std::ptr::null_mut(), |address| address as *mut c_void),
-        None => std::ptr::null_mut(),
-    }
+    boundary("omp_get_mapped_ptr", || {
+        if ptr.is_null() {
+            return std::ptr::null_mut();
+        }
+        match resolve(i64::from(device_num)) {
+            Some(Target::Host) => ptr.cast_mut(),
+            Some(Target::Device(device)) => mapped_address(device, ptr as usize)
+                .map_or(std::ptr::null_mut(), |address| address as *mut c_void),
+            None => std::ptr::null_mut(),
+        }
+    })
 }

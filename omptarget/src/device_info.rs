@@ -4,6 +4,7 @@
 //! through its own stream, which a pipe delays until exit; this writes through C's
 //! `stdout`, in order with the program's output.
 
+use crate::boundary::boundary;
 use crate::ol::{self, Device};
 use crate::policy::{message, print_stdout};
 use crate::registry::{self, resolve, Target};
@@ -86,18 +87,20 @@ fn entries(device: Device) -> Vec<(String, String)> {
 /// a number that names no offload device (LLVM stops the program there).
 #[no_mangle]
 pub extern "C" fn __tgt_print_device_info(device_id: i64) -> i32 {
-    let handle = match resolve(device_id) {
-        Some(Target::Device(device)) => registry::state().devices.get(device).map(|d| d.handle),
-        _ => None,
-    };
-    let Some(handle) = handle else {
-        message(&format!(
-            "error: __tgt_print_device_info: device {device_id} is not an offload device"
-        ));
-        return 0;
-    };
-    print_stdout(&format_entries(&entries(handle)));
-    1
+    boundary("__tgt_print_device_info", || {
+        let handle = match resolve(device_id) {
+            Some(Target::Device(device)) => registry::state().devices.get(device).map(|d| d.handle),
+            _ => None,
+        };
+        let Some(handle) = handle else {
+            message(&format!(
+                "error: __tgt_print_device_info: device {device_id} is not an offload device"
+            ));
+            return 0;
+        };
+        print_stdout(&format_entries(&entries(handle)));
+        1
+    })
 }
 
 #[cfg(test)]

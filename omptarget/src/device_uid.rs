@@ -4,6 +4,7 @@
 //! several OpenMP devices), and LLVM's "HOST" for the initial device
 //! (libomp answers the same when no libomptarget is loaded).
 
+use crate::boundary::boundary;
 use crate::device_api::omp_get_initial_device;
 use crate::ol;
 use crate::policy::message;
@@ -61,16 +62,18 @@ fn uid_of(device: usize) -> Option<&'static CStr> {
 /// `omp_invalid_device` or a device that does not exist.
 #[no_mangle]
 pub extern "C" fn omp_get_uid_from_device(device_num: c_int) -> *const c_char {
-    if device_num == OMP_INVALID_DEVICE {
-        return null();
-    }
-    if device_num == OMP_INITIAL_DEVICE || device_num == omp_get_initial_device() {
-        return HOST_UID.as_ptr();
-    }
-    usize::try_from(device_num)
-        .ok()
-        .and_then(uid_of)
-        .map_or(null(), CStr::as_ptr)
+    boundary("omp_get_uid_from_device", || {
+        if device_num == OMP_INVALID_DEVICE {
+            return null();
+        }
+        if device_num == OMP_INITIAL_DEVICE || device_num == omp_get_initial_device() {
+            return HOST_UID.as_ptr();
+        }
+        usize::try_from(device_num)
+            .ok()
+            .and_then(uid_of)
+            .map_or(null(), CStr::as_ptr)
+    })
 }
 
 /// The device number whose UID is `device_uid` (`omp_invalid_device` when none is).
@@ -79,16 +82,18 @@ pub extern "C" fn omp_get_uid_from_device(device_num: c_int) -> *const c_char {
 /// `device_uid` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn omp_get_device_from_uid(device_uid: *const c_char) -> c_int {
-    if device_uid.is_null() {
-        return OMP_INVALID_DEVICE;
-    }
-    // SAFETY: non-NULL: the caller's C string.
-    let wanted = unsafe { CStr::from_ptr(device_uid) };
-    if wanted == HOST_UID {
-        return omp_get_initial_device();
-    }
-    let count = registry::state().num_devices();
-    (0..count)
-        .find(|&device| uid_of(device) == Some(wanted))
-        .map_or(OMP_INVALID_DEVICE, |device| device as c_int)
+    boundary("omp_get_device_from_uid", || {
+        if device_uid.is_null() {
+            return OMP_INVALID_DEVICE;
+        }
+        // SAFETY: non-NULL: the caller's C string.
+        let wanted = unsafe { CStr::from_ptr(device_uid) };
+        if wanted == HOST_UID {
+            return omp_get_initial_device();
+        }
+        let count = registry::state().num_devices();
+        (0..count)
+            .find(|&device| uid_of(device) == Some(wanted))
+            .map_or(OMP_INVALID_DEVICE, |device| device as c_int)
+    })
 }

@@ -2,6 +2,7 @@
 //! allocations, page-locking existing host memory, and the dynamic shared memory query.
 //! On the initial device every allocation is plain `malloc`, as in LLVM.
 
+use crate::boundary::boundary;
 use crate::device_api::{alloc_on, free_on};
 use crate::ol::{self, Device};
 use crate::policy::message;
@@ -20,23 +21,27 @@ fn device_handle(device: usize) -> Option<Device> {
 /// Host memory the device reaches directly (pinned host memory).
 #[no_mangle]
 pub extern "C" fn llvm_omp_target_alloc_host(size: usize, device_num: c_int) -> *mut c_void {
-    alloc_on(
-        size,
-        device_num,
-        OL_ALLOC_TYPE_HOST,
-        "llvm_omp_target_alloc_host",
-    )
+    boundary("llvm_omp_target_alloc_host", || {
+        alloc_on(
+            size,
+            device_num,
+            OL_ALLOC_TYPE_HOST,
+            "llvm_omp_target_alloc_host",
+        )
+    })
 }
 
 /// Memory both the host and the device use at the same address (managed memory).
 #[no_mangle]
 pub extern "C" fn llvm_omp_target_alloc_shared(size: usize, device_num: c_int) -> *mut c_void {
-    alloc_on(
-        size,
-        device_num,
-        OL_ALLOC_TYPE_MANAGED,
-        "llvm_omp_target_alloc_shared",
-    )
+    boundary("llvm_omp_target_alloc_shared", || {
+        alloc_on(
+            size,
+            device_num,
+            OL_ALLOC_TYPE_MANAGED,
+            "llvm_omp_target_alloc_shared",
+        )
+    })
 }
 
 /// Frees what `llvm_omp_target_alloc_host` returned.
@@ -45,8 +50,10 @@ pub extern "C" fn llvm_omp_target_alloc_shared(size: usize, device_num: c_int) -
 /// `ptr` is NULL or came from `llvm_omp_target_alloc_host(_, device_num)`.
 #[no_mangle]
 pub unsafe extern "C" fn llvm_omp_target_free_host(ptr: *mut c_void, device_num: c_int) {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { free_on(ptr, device_num, "llvm_omp_target_free_host") }
+    boundary("llvm_omp_target_free_host", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { free_on(ptr, device_num, "llvm_omp_target_free_host") }
+    })
 }
 
 /// Frees what `llvm_omp_target_alloc_shared` returned.
@@ -55,8 +62,10 @@ pub unsafe extern "C" fn llvm_omp_target_free_host(ptr: *mut c_void, device_num:
 /// `ptr` is NULL or came from `llvm_omp_target_alloc_shared(_, device_num)`.
 #[no_mangle]
 pub unsafe extern "C" fn llvm_omp_target_free_shared(ptr: *mut c_void, device_num: c_int) {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { free_on(ptr, device_num, "llvm_omp_target_free_shared") }
+    boundary("llvm_omp_target_free_shared", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { free_on(ptr, device_num, "llvm_omp_target_free_shared") }
+    })
 }
 
 /// The address each lock handed out (host address and device -> the address liboffload
@@ -82,30 +91,32 @@ pub unsafe extern "C" fn llvm_omp_target_lock_mem(
     size: usize,
     device_num: c_int,
 ) -> *mut c_void {
-    let handle = match resolve(i64::from(device_num)) {
-        Some(Target::Device(device)) => device_handle(device),
-        _ => None,
-    };
-    let Some(handle) = handle else {
-        message(&format!(
-            "error: llvm_omp_target_lock_mem: device {device_num} is not an offload device"
-        ));
-        return std::ptr::null_mut();
-    };
-    match ol::register(handle, ptr as usize, size) {
-        Ok(pinned) => {
-            LOCKS
-                .lock()
-                .entry((device_key(handle), ptr as usize))
-                .or_default()
-                .push(pinned);
-            pinned as *mut c_void
+    boundary("llvm_omp_target_lock_mem", || {
+        let handle = match resolve(i64::from(device_num)) {
+            Some(Target::Device(device)) => device_handle(device),
+            _ => None,
+        };
+        let Some(handle) = handle else {
+            message(&format!(
+                "error: llvm_omp_target_lock_mem: device {device_num} is not an offload device"
+            ));
+            return std::ptr::null_mut();
+        };
+        match ol::register(handle, ptr as usize, size) {
+            Ok(pinned) => {
+                LOCKS
+                    .lock()
+                    .entry((device_key(handle), ptr as usize))
+                    .or_default()
+                    .push(pinned);
+                pinned as *mut c_void
+            }
+            Err(e) => {
+                message(&format!("error: llvm_omp_target_lock_mem: {e}"));
+                std::ptr::null_mut()
+            }
         }
-        Err(e) => {
-            message(&format!("error: llvm_omp_target_lock_mem: {e}"));
-            std::ptr::null_mut()
-        }
-    }
+    })
 }
 
 /// Undoes one `llvm_omp_target_lock_mem(ptr, _, device_num)`.
@@ -114,33 +125,37 @@ pub unsafe extern "C" fn llvm_omp_target_lock_mem(
 /// `ptr` was locked for `device_num`.
 #[no_mangle]
 pub unsafe extern "C" fn llvm_omp_target_unlock_mem(ptr: *mut c_void, device_num: c_int) {
-    let Some(Target::Device(device)) = resolve(i64::from(device_num)) else {
-        return;
-    };
-    let Some(handle) = device_handle(device) else {
-        return;
-    };
-    let pinned = {
-        let mut locks = LOCKS.lock();
-        let key = (device_key(handle), ptr as usize);
-        let pinned = locks.get_mut(&key).and_then(Vec::pop);
-        if locks.get(&key).is_some_and(Vec::is_empty) {
-            locks.remove(&key);
+    boundary("llvm_omp_target_unlock_mem", || {
+        let Some(Target::Device(device)) = resolve(i64::from(device_num)) else {
+            return;
+        };
+        let Some(handle) = device_handle(device) else {
+            return;
+        };
+        let pinned = {
+            let mut locks = LOCKS.lock();
+            let key = (device_key(handle), ptr as usize);
+            let pinned = locks.get_mut(&key).and_then(Vec::pop);
+            if locks.get(&key).is_some_and(Vec::is_empty) {
+                locks.remove(&key);
+            }
+            pinned
+        };
+        let Some(pinned) = pinned else {
+            message("error: llvm_omp_target_unlock_mem: the memory is not locked");
+            return;
+        };
+        if let Err(e) = ol::unregister(handle, pinned) {
+            message(&format!("error: llvm_omp_target_unlock_mem: {e}"));
         }
-        pinned
-    };
-    let Some(pinned) = pinned else {
-        message("error: llvm_omp_target_unlock_mem: the memory is not locked");
-        return;
-    };
-    if let Err(e) = ol::unregister(handle, pinned) {
-        message(&format!("error: llvm_omp_target_unlock_mem: {e}"));
-    }
+    })
 }
 
 /// A kernel's dynamic shared memory, asked from the host: there is none on the host
 /// side, so NULL, as LLVM answers.
 #[no_mangle]
 pub extern "C" fn llvm_omp_target_dynamic_shared_alloc() -> *mut c_void {
-    std::ptr::null_mut()
+    boundary("llvm_omp_target_dynamic_shared_alloc", || {
+        std::ptr::null_mut()
+    })
 }

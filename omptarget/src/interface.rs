@@ -4,6 +4,7 @@
 //! honours the `depend` clauses, so finishing before returning is a valid schedule.
 
 use crate::abi::{map_args, BinDesc, MapArg};
+use crate::boundary::boundary;
 use crate::data::{self, Failed};
 use crate::policy::{self, message};
 use crate::registry::{self, resolve_or_abort, Target};
@@ -16,24 +17,32 @@ use std::ffi::c_void;
 /// `desc` is clang's descriptor, alive until `__tgt_unregister_lib`.
 #[no_mangle]
 pub unsafe extern "C" fn __tgt_register_lib(desc: *mut BinDesc) {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { registry::register(desc) }
+    boundary("__tgt_register_lib", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { registry::register(desc) }
+    })
 }
 
 /// Forgets a binary (clang's atexit handler calls this).
 #[no_mangle]
 pub extern "C" fn __tgt_unregister_lib(desc: *mut BinDesc) {
-    registry::unregister(desc as usize);
+    boundary("__tgt_unregister_lib", || {
+        registry::unregister(desc as usize);
+    })
 }
 
 /// Nothing to do: liboffload initializes its backends on the first registration.
 #[no_mangle]
-pub extern "C" fn __tgt_init_all_rtls() {}
+pub extern "C" fn __tgt_init_all_rtls() {
+    boundary("__tgt_init_all_rtls", || {})
+}
 
 /// LLVM 19 removed this function and only says so; so do we, with its words.
 #[no_mangle]
 pub extern "C" fn __tgt_register_requires(_flags: i64) {
-    message("message: The __tgt_register_requires function has been removed. Old OpenMP requirements will not be handled");
+    boundary("__tgt_register_requires", || {
+        message("message: The __tgt_register_requires function has been removed. Old OpenMP requirements will not be handled");
+    })
 }
 
 /// LLVM 22's libomp calls this at its synchronisation points (taskwait, barrier) so that
@@ -47,12 +56,15 @@ pub extern "C" fn __tgt_target_sync(
     _current_task: *mut c_void,
     _event: *mut c_void,
 ) {
+    boundary("__tgt_target_sync", || {})
 }
 
 /// A trip-count hint for the next launch's grid; a host launch runs the region once,
 /// so the hint changes nothing.
 #[no_mangle]
-pub extern "C" fn __kmpc_push_target_tripcount(_device_id: i64, _loop_tripcount: u64) {}
+pub extern "C" fn __kmpc_push_target_tripcount(_device_id: i64, _loop_tripcount: u64) {
+    boundary("__kmpc_push_target_tripcount", || {})
+}
 
 /// As `__kmpc_push_target_tripcount`.
 #[no_mangle]
@@ -61,6 +73,7 @@ pub extern "C" fn __kmpc_push_target_tripcount_mapper(
     _device_id: i64,
     _loop_tripcount: u64,
 ) {
+    boundary("__kmpc_push_target_tripcount_mapper", || {})
 }
 
 #[derive(Clone, Copy)]
@@ -171,24 +184,26 @@ macro_rules! data_entry_points {
             sizes: *mut i64,
             types: *mut i64,
         ) {
-            // SAFETY: the caller's promise, passed on.
-            unsafe {
-                data_op(
-                    Construct {
-                        op: $op,
-                        loc: std::ptr::null(),
-                        nowait: false,
-                    },
-                    device_id,
-                    arg_num,
-                    bases,
-                    args,
-                    sizes,
-                    types,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                )
-            }
+            boundary(stringify!($plain), || {
+                // SAFETY: the caller's promise, passed on.
+                unsafe {
+                    data_op(
+                        Construct {
+                            op: $op,
+                            loc: std::ptr::null(),
+                            nowait: false,
+                        },
+                        device_id,
+                        arg_num,
+                        bases,
+                        args,
+                        sizes,
+                        types,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                    )
+                }
+            })
         }
 
         /// The `nowait` form of the deprecated entry point (run synchronously).
@@ -208,8 +223,10 @@ macro_rules! data_entry_points {
             _noalias_dep_num: i32,
             _noalias_dep_list: *mut c_void,
         ) {
-            // SAFETY: the caller's promise, passed on.
-            unsafe { $plain(device_id, arg_num, bases, args, sizes, types) }
+            boundary(stringify!($nowait), || {
+                // SAFETY: the caller's promise, passed on.
+                unsafe { $plain(device_id, arg_num, bases, args, sizes, types) }
+            })
         }
 
         /// The data construct, as clang 19 emits it.
@@ -228,24 +245,26 @@ macro_rules! data_entry_points {
             names: *mut *mut c_void,
             mappers: *mut *mut c_void,
         ) {
-            // SAFETY: the caller's promise, passed on.
-            unsafe {
-                data_op(
-                    Construct {
-                        op: $op,
-                        loc,
-                        nowait: false,
-                    },
-                    device_id,
-                    arg_num,
-                    bases,
-                    args,
-                    sizes,
-                    types,
-                    names,
-                    mappers,
-                )
-            }
+            boundary(stringify!($mapper), || {
+                // SAFETY: the caller's promise, passed on.
+                unsafe {
+                    data_op(
+                        Construct {
+                            op: $op,
+                            loc,
+                            nowait: false,
+                        },
+                        device_id,
+                        arg_num,
+                        bases,
+                        args,
+                        sizes,
+                        types,
+                        names,
+                        mappers,
+                    )
+                }
+            })
         }
 
         /// The `nowait` form (run synchronously; libomp's task orders it).
@@ -268,24 +287,26 @@ macro_rules! data_entry_points {
             _noalias_dep_num: i32,
             _noalias_dep_list: *mut c_void,
         ) {
-            // SAFETY: the caller's promise, passed on.
-            unsafe {
-                data_op(
-                    Construct {
-                        op: $op,
-                        loc,
-                        nowait: true,
-                    },
-                    device_id,
-                    arg_num,
-                    bases,
-                    args,
-                    sizes,
-                    types,
-                    names,
-                    mappers,
-                )
-            }
+            boundary(stringify!($nowait_mapper), || {
+                // SAFETY: the caller's promise, passed on.
+                unsafe {
+                    data_op(
+                        Construct {
+                            op: $op,
+                            loc,
+                            nowait: true,
+                        },
+                        device_id,
+                        arg_num,
+                        bases,
+                        args,
+                        sizes,
+                        types,
+                        names,
+                        mappers,
+                    )
+                }
+            })
         }
     };
 }

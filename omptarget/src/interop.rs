@@ -6,6 +6,7 @@
 //! construct are honoured all the same. The queries answer with the return codes LLVM
 //! uses, and never read an object this library did not make.
 
+use crate::boundary::boundary;
 use crate::deps::{self, DependInfo};
 use crate::policy::message;
 use crate::registry;
@@ -39,22 +40,24 @@ pub unsafe extern "C" fn __tgt_interop_init(
     dep_list: *mut DependInfo,
     _have_nowait: i32,
 ) {
-    let device = if device_id == -1 {
-        registry::default_device()
-    } else {
-        i64::from(device_id)
-    };
-    if interop_type == INTEROP_TYPE_TASKSYNC {
-        // SAFETY: clang's dependence list of `ndeps` entries.
-        unsafe { deps::wait(loc, Some(gtid), ndeps, dep_list) };
-    }
-    message(&format!(
-        "error: interop objects are not supported on device {device}: liboffload has no foreign-runtime handles; the object is omp_interop_none"
-    ));
-    if !interop_ptr.is_null() {
-        // SAFETY: non-NULL: the program's omp_interop_t.
-        unsafe { *interop_ptr = std::ptr::null_mut() };
-    }
+    boundary("__tgt_interop_init", || {
+        let device = if device_id == -1 {
+            registry::default_device()
+        } else {
+            i64::from(device_id)
+        };
+        if interop_type == INTEROP_TYPE_TASKSYNC {
+            // SAFETY: clang's dependence list of `ndeps` entries.
+            unsafe { deps::wait(loc, Some(gtid), ndeps, dep_list) };
+        }
+        message(&format!(
+            "error: interop objects are not supported on device {device}: liboffload has no foreign-runtime handles; the object is omp_interop_none"
+        ));
+        if !interop_ptr.is_null() {
+            // SAFETY: non-NULL: the program's omp_interop_t.
+            unsafe { *interop_ptr = std::ptr::null_mut() };
+        }
+    })
 }
 
 /// `interop use(...)`: only its dependences remain to honour (no object exists).
@@ -71,8 +74,10 @@ pub unsafe extern "C" fn __tgt_interop_use(
     dep_list: *mut DependInfo,
     _have_nowait: i32,
 ) {
-    // SAFETY: clang's dependence list of `ndeps` entries.
-    unsafe { deps::wait(loc, Some(gtid), ndeps, dep_list) };
+    boundary("__tgt_interop_use", || {
+        // SAFETY: clang's dependence list of `ndeps` entries.
+        unsafe { deps::wait(loc, Some(gtid), ndeps, dep_list) };
+    })
 }
 
 /// `interop destroy(...)`: honours the dependences; the object becomes
@@ -90,12 +95,14 @@ pub unsafe extern "C" fn __tgt_interop_destroy(
     dep_list: *mut DependInfo,
     _have_nowait: i32,
 ) {
-    // SAFETY: clang's dependence list of `ndeps` entries.
-    unsafe { deps::wait(loc, Some(gtid), ndeps, dep_list) };
-    if !interop_ptr.is_null() {
-        // SAFETY: non-NULL: the program's omp_interop_t.
-        unsafe { *interop_ptr = std::ptr::null_mut() };
-    }
+    boundary("__tgt_interop_destroy", || {
+        // SAFETY: clang's dependence list of `ndeps` entries.
+        unsafe { deps::wait(loc, Some(gtid), ndeps, dep_list) };
+        if !interop_ptr.is_null() {
+            // SAFETY: non-NULL: the program's omp_interop_t.
+            unsafe { *interop_ptr = std::ptr::null_mut() };
+        }
+    })
 }
 
 /// The return code of a property query: LLVM checks the id's range first; then an
@@ -129,9 +136,11 @@ pub unsafe extern "C" fn omp_get_interop_int(
     property_id: c_int,
     err: *mut c_int,
 ) -> isize {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { report(err, query_code(interop, property_id)) };
-    0
+    boundary("omp_get_interop_int", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { report(err, query_code(interop, property_id)) };
+        0
+    })
 }
 
 /// A pointer property: none to give (NULL, the reason in `*err`).
@@ -144,9 +153,11 @@ pub unsafe extern "C" fn omp_get_interop_ptr(
     property_id: c_int,
     err: *mut c_int,
 ) -> *mut c_void {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { report(err, query_code(interop, property_id)) };
-    std::ptr::null_mut()
+    boundary("omp_get_interop_ptr", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { report(err, query_code(interop, property_id)) };
+        std::ptr::null_mut()
+    })
 }
 
 /// A string property: none to give (NULL, the reason in `*err`).
@@ -159,9 +170,11 @@ pub unsafe extern "C" fn omp_get_interop_str(
     property_id: c_int,
     err: *mut c_int,
 ) -> *const c_char {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { report(err, query_code(interop, property_id)) };
-    std::ptr::null()
+    boundary("omp_get_interop_str", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { report(err, query_code(interop, property_id)) };
+        std::ptr::null()
+    })
 }
 
 /// A property's name: LLVM 19 answers NULL for every property; so does this library.
@@ -170,7 +183,7 @@ pub extern "C" fn omp_get_interop_name(
     _interop: *const c_void,
     _property_id: c_int,
 ) -> *const c_char {
-    std::ptr::null()
+    boundary("omp_get_interop_name", std::ptr::null)
 }
 
 /// A property's type description: NULL, as LLVM 19 answers.
@@ -179,7 +192,7 @@ pub extern "C" fn omp_get_interop_type_desc(
     _interop: *const c_void,
     _property_id: c_int,
 ) -> *const c_char {
-    std::ptr::null()
+    boundary("omp_get_interop_type_desc", std::ptr::null)
 }
 
 // LLVM 22's OpenMP 6.0 interop entry points (exported by libomptarget.so.22.1). No device
@@ -199,7 +212,7 @@ pub extern "C" fn __tgt_interop_get(
     _ctx: *mut c_void,
     _deps: *mut c_void,
 ) -> *mut c_void {
-    std::ptr::null_mut()
+    boundary("__tgt_interop_get", std::ptr::null_mut)
 }
 
 /// Using an interop object: there is none (`OFFLOAD_FAIL`, as LLVM for NULL).
@@ -210,7 +223,7 @@ pub extern "C" fn __tgt_interop_use60(
     _ctx: *mut c_void,
     _deps: *mut c_void,
 ) -> c_int {
-    crate::abi::OFFLOAD_FAIL
+    boundary("__tgt_interop_use60", || crate::abi::OFFLOAD_FAIL)
 }
 
 /// Releasing an interop object: there is none (`OFFLOAD_FAIL`, as LLVM for NULL).
@@ -221,7 +234,7 @@ pub extern "C" fn __tgt_interop_release(
     _ctx: *mut c_void,
     _deps: *mut c_void,
 ) -> c_int {
-    crate::abi::OFFLOAD_FAIL
+    boundary("__tgt_interop_release", || crate::abi::OFFLOAD_FAIL)
 }
 
 /// A completion callback needs an interop object: `omp_irc_other`, as LLVM for NULL.
@@ -231,7 +244,7 @@ pub extern "C" fn ompx_interop_add_completion_callback(
     _callback: *mut c_void,
     _data: *mut c_void,
 ) -> c_int {
-    OMP_IRC_OTHER
+    boundary("ompx_interop_add_completion_callback", || OMP_IRC_OTHER)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use crate::abi::{
     implicit_dyn_ptr, map_args, map_type as mt, KernelArgs, MapArg, OFFLOAD_FAIL, OFFLOAD_SUCCESS,
 };
+use crate::boundary::boundary;
 use crate::data::{self, Devices, Failed};
 use crate::info;
 use crate::mapping::MappingTable;
@@ -202,75 +203,77 @@ pub unsafe extern "C" fn __tgt_target_kernel(
     host_ptr: *mut c_void,
     args: *mut KernelArgs,
 ) -> i32 {
-    let device = match resolve_or_abort(device_id) {
-        Target::Device(device) => device,
-        Target::Host => return OFFLOAD_FAIL,
-    };
-    if args.is_null() {
-        return OFFLOAD_FAIL;
-    }
-    // SAFETY: clang's KernelArgsTy (the caller's promise); `version` is its first field
-    // in every version.
-    let version = unsafe { (*args).version };
-    let with_dyn_ptr = match implicit_dyn_ptr(version) {
-        Ok(dyn_ptr) => dyn_ptr,
-        Err(e) => {
-            message(&format!("error: {e}"));
-            policy::handle_outcome(false, true, loc);
+    boundary("__tgt_target_kernel", || {
+        let device = match resolve_or_abort(device_id) {
+            Target::Device(device) => device,
+            Target::Host => return OFFLOAD_FAIL,
+        };
+        if args.is_null() {
             return OFFLOAD_FAIL;
         }
-    };
-    // SAFETY: a KernelArgsTy of a known version and its arrays (the caller's promise).
-    let list = unsafe {
-        let k = &*args;
-        map_args(
-            k.num_args as i32,
-            k.arg_base_ptrs,
-            k.arg_ptrs,
-            k.arg_sizes,
-            k.arg_types,
-            k.arg_names,
-            k.arg_mappers,
-        )
-    };
-    let list = match list {
-        Ok(list) => list,
-        Err(e) => {
-            message(&format!("error: {e}"));
-            policy::handle_outcome(false, true, loc);
-            return OFFLOAD_FAIL;
+        // SAFETY: clang's KernelArgsTy (the caller's promise); `version` is its first field
+        // in every version.
+        let version = unsafe { (*args).version };
+        let with_dyn_ptr = match implicit_dyn_ptr(version) {
+            Ok(dyn_ptr) => dyn_ptr,
+            Err(e) => {
+                message(&format!("error: {e}"));
+                policy::handle_outcome(false, true, loc);
+                return OFFLOAD_FAIL;
+            }
+        };
+        // SAFETY: a KernelArgsTy of a known version and its arrays (the caller's promise).
+        let list = unsafe {
+            let k = &*args;
+            map_args(
+                k.num_args as i32,
+                k.arg_base_ptrs,
+                k.arg_ptrs,
+                k.arg_sizes,
+                k.arg_types,
+                k.arg_names,
+                k.arg_mappers,
+            )
+        };
+        let list = match list {
+            Ok(list) => list,
+            Err(e) => {
+                message(&format!("error: {e}"));
+                policy::handle_outcome(false, true, loc);
+                return OFFLOAD_FAIL;
+            }
+        };
+        if info::enabled(info::kind::KERNEL_ARGS) {
+            info::arguments(device, loc, "Entering OpenMP kernel", &list);
         }
-    };
-    if info::enabled(info::kind::KERNEL_ARGS) {
-        info::arguments(device, loc, "Entering OpenMP kernel", &list);
-    }
-    // Records before version 2 have no team counts: the call's argument stands.
-    let teams = if version >= 2 {
-        // SAFETY: a version 2+ record has `num_teams` (the caller's promise).
-        unsafe { (*args).num_teams[0] }
-    } else {
-        num_teams.max(0) as u32
-    };
-    let blocks = if num_teams == -1 || teams == 0 {
-        1
-    } else {
-        teams
-    };
-    let launch = Launch {
-        with_dyn_ptr,
-        blocks,
-    };
-    let timed = profile::scope("Runtime: target exe", || {
-        format!("NumTeams={num_teams};NumArgs={}", list.len())
-    });
-    let ok = run_region(device, host_ptr as usize, &list, launch).is_ok();
-    drop(timed);
-    policy::handle_outcome(ok, true, loc);
-    if ok {
-        OFFLOAD_SUCCESS
-    } else {
-        OFFLOAD_FAIL
-    }
+        // Records before version 2 have no team counts: the call's argument stands.
+        let teams = if version >= 2 {
+            // SAFETY: a version 2+ record has `num_teams` (the caller's promise).
+            unsafe { (*args).num_teams[0] }
+        } else {
+            num_teams.max(0) as u32
+        };
+        let blocks = if num_teams == -1 || teams == 0 {
+            1
+        } else {
+            teams
+        };
+        let launch = Launch {
+            with_dyn_ptr,
+            blocks,
+        };
+        let timed = profile::scope("Runtime: target exe", || {
+            format!("NumTeams={num_teams};NumArgs={}", list.len())
+        });
+        let ok = run_region(device, host_ptr as usize, &list, launch).is_ok();
+        drop(timed);
+        policy::handle_outcome(ok, true, loc);
+        if ok {
+            OFFLOAD_SUCCESS
+        } else {
+            OFFLOAD_FAIL
+        }
+    })
 }
 
 /// The `nowait` form, run synchronously: libomp already wraps it in a task that honours
@@ -292,8 +295,10 @@ pub unsafe extern "C" fn __tgt_target_kernel_nowait(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) -> i32 {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { __tgt_target_kernel(loc, device_id, num_teams, thread_limit, host_ptr, args) }
+    boundary("__tgt_target_kernel_nowait", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { __tgt_target_kernel(loc, device_id, num_teams, thread_limit, host_ptr, args) }
+    })
 }
 
 /// libomp asks whether a `nowait` region's asynchronous work is done. This layer
@@ -304,8 +309,10 @@ pub unsafe extern "C" fn __tgt_target_kernel_nowait(
 /// `async_handle` is NULL or points to libomp's handle slot.
 #[no_mangle]
 pub unsafe extern "C" fn __tgt_target_nowait_query(async_handle: *mut *mut c_void) {
-    if !async_handle.is_null() {
-        // SAFETY: non-NULL: libomp's slot.
-        unsafe { *async_handle = std::ptr::null_mut() };
-    }
+    boundary("__tgt_target_nowait_query", || {
+        if !async_handle.is_null() {
+            // SAFETY: non-NULL: libomp's slot.
+            unsafe { *async_handle = std::ptr::null_mut() };
+        }
+    })
 }

@@ -6,6 +6,7 @@
 //! forms run synchronously, as LLVM 19's do (libomp's task orders them).
 
 use crate::abi::KernelArgs;
+use crate::boundary::boundary;
 use crate::kernel::__tgt_target_kernel;
 use std::ffi::c_void;
 
@@ -57,18 +58,20 @@ pub unsafe extern "C" fn __tgt_target_teams_mapper(
     num_teams: i32,
     thread_limit: i32,
 ) -> i32 {
-    let mut kernel_args = version_1_args(arg_num, bases, args, sizes, types, names, mappers);
-    // SAFETY: the caller's arrays, described by a KernelArgsTy that outlives the call.
-    unsafe {
-        __tgt_target_kernel(
-            loc,
-            device_id,
-            num_teams,
-            thread_limit,
-            host_ptr,
-            &mut kernel_args,
-        )
-    }
+    boundary("__tgt_target_teams_mapper", || {
+        let mut kernel_args = version_1_args(arg_num, bases, args, sizes, types, names, mappers);
+        // SAFETY: the caller's arrays, described by a KernelArgsTy that outlives the call.
+        unsafe {
+            __tgt_target_kernel(
+                loc,
+                device_id,
+                num_teams,
+                thread_limit,
+                host_ptr,
+                &mut kernel_args,
+            )
+        }
+    })
 }
 
 /// A region without `teams`: as `__tgt_target_teams_mapper` with no team count (-1).
@@ -89,12 +92,15 @@ pub unsafe extern "C" fn __tgt_target_mapper(
     names: *mut *mut c_void,
     mappers: *mut *mut c_void,
 ) -> i32 {
-    // SAFETY: the caller's promise, passed on.
-    unsafe {
-        __tgt_target_teams_mapper(
-            loc, device_id, host_ptr, arg_num, bases, args, sizes, types, names, mappers, -1, -1,
-        )
-    }
+    boundary("__tgt_target_mapper", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe {
+            __tgt_target_teams_mapper(
+                loc, device_id, host_ptr, arg_num, bases, args, sizes, types, names, mappers, -1,
+                -1,
+            )
+        }
+    })
 }
 
 /// # Safety
@@ -109,21 +115,23 @@ pub unsafe extern "C" fn __tgt_target(
     sizes: *mut i64,
     types: *mut i64,
 ) -> i32 {
-    // SAFETY: the caller's promise, passed on.
-    unsafe {
-        __tgt_target_mapper(
-            std::ptr::null_mut(),
-            device_id,
-            host_ptr,
-            arg_num as u32,
-            bases,
-            args,
-            sizes,
-            types,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-    }
+    boundary("__tgt_target", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe {
+            __tgt_target_mapper(
+                std::ptr::null_mut(),
+                device_id,
+                host_ptr,
+                arg_num as u32,
+                bases,
+                args,
+                sizes,
+                types,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        }
+    })
 }
 
 /// # Safety
@@ -143,8 +151,10 @@ pub unsafe extern "C" fn __tgt_target_nowait(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) -> i32 {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { __tgt_target(device_id, host_ptr, arg_num, bases, args, sizes, types) }
+    boundary("__tgt_target_nowait", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { __tgt_target(device_id, host_ptr, arg_num, bases, args, sizes, types) }
+    })
 }
 
 /// # Safety
@@ -167,21 +177,23 @@ pub unsafe extern "C" fn __tgt_target_nowait_mapper(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) -> i32 {
-    // SAFETY: the caller's promise, passed on.
-    unsafe {
-        __tgt_target_mapper(
-            loc,
-            device_id,
-            host_ptr,
-            arg_num as u32,
-            bases,
-            args,
-            sizes,
-            types,
-            names,
-            mappers,
-        )
-    }
+    boundary("__tgt_target_nowait_mapper", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe {
+            __tgt_target_mapper(
+                loc,
+                device_id,
+                host_ptr,
+                arg_num as u32,
+                bases,
+                args,
+                sizes,
+                types,
+                names,
+                mappers,
+            )
+        }
+    })
 }
 
 /// # Safety
@@ -199,23 +211,25 @@ pub unsafe extern "C" fn __tgt_target_teams(
     num_teams: i32,
     thread_limit: i32,
 ) -> i32 {
-    // SAFETY: the caller's promise, passed on.
-    unsafe {
-        __tgt_target_teams_mapper(
-            std::ptr::null_mut(),
-            device_id,
-            host_ptr,
-            arg_num as u32,
-            bases,
-            args,
-            sizes,
-            types,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            num_teams,
-            thread_limit,
-        )
-    }
+    boundary("__tgt_target_teams", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe {
+            __tgt_target_teams_mapper(
+                std::ptr::null_mut(),
+                device_id,
+                host_ptr,
+                arg_num as u32,
+                bases,
+                args,
+                sizes,
+                types,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                num_teams,
+                thread_limit,
+            )
+        }
+    })
 }
 
 /// # Safety
@@ -237,20 +251,22 @@ pub unsafe extern "C" fn __tgt_target_teams_nowait(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) -> i32 {
-    // SAFETY: the caller's promise, passed on.
-    unsafe {
-        __tgt_target_teams(
-            device_id,
-            host_ptr,
-            arg_num,
-            bases,
-            args,
-            sizes,
-            types,
-            num_teams,
-            thread_limit,
-        )
-    }
+    boundary("__tgt_target_teams_nowait", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe {
+            __tgt_target_teams(
+                device_id,
+                host_ptr,
+                arg_num,
+                bases,
+                args,
+                sizes,
+                types,
+                num_teams,
+                thread_limit,
+            )
+        }
+    })
 }
 
 /// # Safety
@@ -275,21 +291,23 @@ pub unsafe extern "C" fn __tgt_target_teams_nowait_mapper(
     _noalias_dep_num: i32,
     _noalias_dep_list: *mut c_void,
 ) -> i32 {
-    // SAFETY: the caller's promise, passed on.
-    unsafe {
-        __tgt_target_teams_mapper(
-            loc,
-            device_id,
-            host_ptr,
-            arg_num as u32,
-            bases,
-            args,
-            sizes,
-            types,
-            names,
-            mappers,
-            num_teams,
-            thread_limit,
-        )
-    }
+    boundary("__tgt_target_teams_nowait_mapper", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe {
+            __tgt_target_teams_mapper(
+                loc,
+                device_id,
+                host_ptr,
+                arg_num as u32,
+                bases,
+                args,
+                sizes,
+                types,
+                names,
+                mappers,
+                num_teams,
+                thread_limit,
+            )
+        }
+    })
 }

@@ -25,7 +25,8 @@
 //! - [`legacy_target`] — the deprecated `__tgt_target*` region entry points.
 //! - [`record_replay`] — kernel record and replay (refused).
 //! - [`device_uid`] — OpenMP 6.0's device UIDs (LLVM 22's exports).
-//! - [`policy`] — `OMP_TARGET_OFFLOAD` and LLVM's fatal messages.
+//! - [`policy`] — `OMP_TARGET_OFFLOAD` and LLVM's fatal messages; [`boundary`] — the
+//!   panic boundary every exported function runs in.
 //! - [`info`] — `LIBOMPTARGET_INFO`'s lines.
 //! - [`profile`] — `LIBOMPTARGET_PROFILE`'s timeline.
 //! - [`not_implemented`] — OMPT and LLVM 22's newest calls, failing loudly.
@@ -33,6 +34,7 @@
 pub mod abi;
 pub mod associate;
 pub mod attach;
+pub mod boundary;
 pub mod data;
 pub mod deps;
 pub mod device_api;

@@ -4,6 +4,7 @@
 //! the entries already pushed). The data operations then run on the components.
 
 use crate::abi::MapArg;
+use crate::boundary::boundary;
 use std::ffi::c_void;
 
 /// The mapper function clang generates.
@@ -137,9 +138,11 @@ pub fn expand(arg: &MapArg) -> Vec<MapArg> {
 /// `handle` is the handle a mapper function was called with (or NULL).
 #[no_mangle]
 pub unsafe extern "C" fn __tgt_mapper_num_components(handle: *mut c_void) -> i64 {
-    // SAFETY: the handle points to a component list (`expand`'s, or a caller's
-    // std::vector of LLVM's layout), alive during the call.
-    unsafe { handle.cast::<ComponentList>().as_ref() }.map_or(0, |c| c.len() as i64)
+    boundary("__tgt_mapper_num_components", || {
+        // SAFETY: the handle points to a component list (`expand`'s, or a caller's
+        // std::vector of LLVM's layout), alive during the call.
+        unsafe { handle.cast::<ComponentList>().as_ref() }.map_or(0, |c| c.len() as i64)
+    })
 }
 
 /// Adds one component to the mapper call behind `handle`.
@@ -155,16 +158,18 @@ pub unsafe extern "C" fn __tgt_push_mapper_component(
     map_type: i64,
     name: *mut c_void,
 ) {
-    // SAFETY: as in `__tgt_mapper_num_components`.
-    if let Some(list) = unsafe { handle.cast::<ComponentList>().as_mut() } {
-        let _ = list.push(Component {
-            base,
-            begin,
-            size,
-            map_type,
-            name,
-        });
-    }
+    boundary("__tgt_push_mapper_component", || {
+        // SAFETY: as in `__tgt_mapper_num_components`.
+        if let Some(list) = unsafe { handle.cast::<ComponentList>().as_mut() } {
+            let _ = list.push(Component {
+                base,
+                begin,
+                size,
+                map_type,
+                name,
+            });
+        }
+    })
 }
 
 #[cfg(test)]
@@ -182,21 +187,23 @@ mod tests {
         map_type: i64,
         name: *mut c_void,
     ) {
-        // SAFETY: test data: `begin` is a 16-byte struct.
-        unsafe {
-            let first = __tgt_mapper_num_components(handle);
-            __tgt_push_mapper_component(handle, base, begin, 16, map_type, name);
-            let member_of = (first + 1) << 48;
-            let field = begin.cast::<u8>().add(8).cast::<c_void>();
-            __tgt_push_mapper_component(
-                handle,
-                field,
-                field,
-                40,
-                mt::TO | mt::PTR_AND_OBJ | member_of,
-                name,
-            );
-        }
+        boundary("two_part_mapper", || {
+            // SAFETY: test data: `begin` is a 16-byte struct.
+            unsafe {
+                let first = __tgt_mapper_num_components(handle);
+                __tgt_push_mapper_component(handle, base, begin, 16, map_type, name);
+                let member_of = (first + 1) << 48;
+                let field = begin.cast::<u8>().add(8).cast::<c_void>();
+                __tgt_push_mapper_component(
+                    handle,
+                    field,
+                    field,
+                    40,
+                    mt::TO | mt::PTR_AND_OBJ | member_of,
+                    name,
+                );
+            }
+        })
     }
 
     #[test]

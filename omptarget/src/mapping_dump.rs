@@ -2,6 +2,7 @@
 //! 19's words and layout (`dumpTargetPointerMappings` with its own location
 //! ";libomptarget;libomptarget;0;0;;"), the same lines LIBOMPTARGET_INFO prints.
 
+use crate::boundary::boundary;
 use crate::info;
 use crate::policy::print_stdout;
 use crate::registry;
@@ -9,15 +10,17 @@ use crate::registry;
 /// Prints every device's mapping table.
 #[no_mangle]
 pub extern "C" fn ompx_dump_mapping_tables() {
-    let mut text = String::new();
-    {
-        let state = registry::state();
-        for (id, dev) in state.devices.iter().enumerate() {
-            for line in info::table_lines(id, &dev.table, "libomptarget:0:0") {
-                text.push_str(&line);
-                text.push('\n');
+    boundary("ompx_dump_mapping_tables", || {
+        let mut text = String::new();
+        {
+            let state = registry::state();
+            for (id, dev) in state.devices.iter().enumerate() {
+                for line in info::table_lines(id, &dev.table, "libomptarget:0:0") {
+                    text.push_str(&line);
+                    text.push('\n');
+                }
             }
         }
-    }
-    print_stdout(&text);
+        print_stdout(&text);
+    })
 }

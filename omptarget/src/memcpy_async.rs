@@ -5,6 +5,7 @@
 //! depending on the same objects sees the copy finished.
 
 use crate::abi::OFFLOAD_FAIL;
+use crate::boundary::boundary;
 use crate::deps::{self, DependInfo};
 use crate::device_api::omp_target_memcpy;
 use crate::memcpy_rect::omp_target_memcpy_rect;
@@ -27,14 +28,16 @@ pub unsafe extern "C" fn omp_target_memcpy_async(
     depobj_count: c_int,
     depobj_list: *const *const DependInfo,
 ) -> c_int {
-    if dst.is_null() || src.is_null() {
-        return OFFLOAD_FAIL;
-    }
-    // SAFETY: the caller's promise, passed on.
-    unsafe { deps::wait_for_objects(depobj_count, depobj_list) };
-    omp_target_memcpy(
-        dst, src, length, dst_offset, src_offset, dst_device, src_device,
-    )
+    boundary("omp_target_memcpy_async", || {
+        if dst.is_null() || src.is_null() {
+            return OFFLOAD_FAIL;
+        }
+        // SAFETY: the caller's promise, passed on.
+        unsafe { deps::wait_for_objects(depobj_count, depobj_list) };
+        omp_target_memcpy(
+            dst, src, length, dst_offset, src_offset, dst_device, src_device,
+        )
+    })
 }
 
 /// Copies as `omp_target_memcpy_rect`, once the dependences are met. With both `dst`
@@ -59,27 +62,29 @@ pub unsafe extern "C" fn omp_target_memcpy_rect_async(
     depobj_count: c_int,
     depobj_list: *const *const DependInfo,
 ) -> c_int {
-    if dst.is_null() && src.is_null() {
-        return c_int::MAX;
-    }
-    if dst.is_null() || src.is_null() {
-        return OFFLOAD_FAIL;
-    }
-    // SAFETY: the caller's promises, passed on.
-    unsafe {
-        deps::wait_for_objects(depobj_count, depobj_list);
-        omp_target_memcpy_rect(
-            dst,
-            src,
-            element_size,
-            num_dims,
-            volume,
-            dst_offsets,
-            src_offsets,
-            dst_dimensions,
-            src_dimensions,
-            dst_device,
-            src_device,
-        )
-    }
+    boundary("omp_target_memcpy_rect_async", || {
+        if dst.is_null() && src.is_null() {
+            return c_int::MAX;
+        }
+        if dst.is_null() || src.is_null() {
+            return OFFLOAD_FAIL;
+        }
+        // SAFETY: the caller's promises, passed on.
+        unsafe {
+            deps::wait_for_objects(depobj_count, depobj_list);
+            omp_target_memcpy_rect(
+                dst,
+                src,
+                element_size,
+                num_dims,
+                volume,
+                dst_offsets,
+                src_offsets,
+                dst_dimensions,
+                src_dimensions,
+                dst_device,
+                src_device,
+            )
+        }
+    })
 }

@@ -5,6 +5,7 @@
 //! sub-volume made of whole rows becomes one copy, then each run is one `olMemcpy`.
 
 use crate::abi::OFFLOAD_FAIL;
+use crate::boundary::boundary;
 use crate::device_api::memory_device;
 use crate::ol;
 use crate::policy::message;
@@ -145,62 +146,64 @@ pub unsafe extern "C" fn omp_target_memcpy_rect(
     dst_device: c_int,
     src_device: c_int,
 ) -> c_int {
-    if dst.is_null() && src.is_null() {
-        return c_int::MAX;
-    }
-    let arrays = [
-        volume,
-        dst_offsets,
-        src_offsets,
-        dst_dimensions,
-        src_dimensions,
-    ];
-    if dst.is_null()
-        || src.is_null()
-        || element_size < 1
-        || num_dims < 1
-        || arrays.iter().any(|a| a.is_null())
-    {
-        return invalid();
-    }
-    let n = num_dims as usize;
-    let [volume, dst_offsets, src_offsets, dst_dims, src_dims] = arrays.map(|a| {
-        // SAFETY: each array is non-NULL and holds `num_dims` elements (the caller's
-        // promise).
-        unsafe { std::slice::from_raw_parts(a, n) }
-    });
-    let rect = Rect {
-        element_size,
-        volume,
-        dst_offsets,
-        src_offsets,
-        dst_dims,
-        src_dims,
-    };
-    let Ok(runs) = runs(&rect) else {
-        return invalid();
-    };
-    if runs.is_empty() {
-        return 0;
-    }
-    let (Some(to), Some(from)) = (memory_device(dst_device), memory_device(src_device)) else {
-        message(&format!(
-            "error: omp_target_memcpy_rect between devices {src_device} and {dst_device}: no such device"
-        ));
-        return OFFLOAD_FAIL;
-    };
-    let (dst, src) = (dst as usize, src as usize);
-    for run in runs {
-        let copied = match (dst.checked_add(run.dst), src.checked_add(run.src)) {
-            (Some(d), Some(s)) => ol::memcpy(d, to, s, from, run.len),
-            _ => Err("a run's address overflows".to_string()),
-        };
-        if let Err(e) = copied {
-            message(&format!("error: omp_target_memcpy_rect: {e}"));
-            return OFFLOAD_FAIL;
+    boundary("omp_target_memcpy_rect", || {
+        if dst.is_null() && src.is_null() {
+            return c_int::MAX;
         }
-    }
-    0
+        let arrays = [
+            volume,
+            dst_offsets,
+            src_offsets,
+            dst_dimensions,
+            src_dimensions,
+        ];
+        if dst.is_null()
+            || src.is_null()
+            || element_size < 1
+            || num_dims < 1
+            || arrays.iter().any(|a| a.is_null())
+        {
+            return invalid();
+        }
+        let n = num_dims as usize;
+        let [volume, dst_offsets, src_offsets, dst_dims, src_dims] = arrays.map(|a| {
+            // SAFETY: each array is non-NULL and holds `num_dims` elements (the caller's
+            // promise).
+            unsafe { std::slice::from_raw_parts(a, n) }
+        });
+        let rect = Rect {
+            element_size,
+            volume,
+            dst_offsets,
+            src_offsets,
+            dst_dims,
+            src_dims,
+        };
+        let Ok(runs) = runs(&rect) else {
+            return invalid();
+        };
+        if runs.is_empty() {
+            return 0;
+        }
+        let (Some(to), Some(from)) = (memory_device(dst_device), memory_device(src_device)) else {
+            message(&format!(
+                "error: omp_target_memcpy_rect between devices {src_device} and {dst_device}: no such device"
+            ));
+            return OFFLOAD_FAIL;
+        };
+        let (dst, src) = (dst as usize, src as usize);
+        for run in runs {
+            let copied = match (dst.checked_add(run.dst), src.checked_add(run.src)) {
+                (Some(d), Some(s)) => ol::memcpy(d, to, s, from, run.len),
+                _ => Err("a run's address overflows".to_string()),
+            };
+            if let Err(e) = copied {
+                message(&format!("error: omp_target_memcpy_rect: {e}"));
+                return OFFLOAD_FAIL;
+            }
+        }
+        0
+    })
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! A device address liboffload did not allocate (an image's global, say) is filled the
 //! way LLVM 19 fills every device address: a filled host buffer copied over.
 
+use crate::boundary::boundary;
 use crate::deps::{self, DependInfo};
 use crate::ol;
 use crate::policy::message;
@@ -32,24 +33,26 @@ pub unsafe extern "C" fn omp_target_memset(
     num_bytes: usize,
     device_num: c_int,
 ) -> *mut c_void {
-    if ptr.is_null() || num_bytes == 0 {
-        return ptr;
-    }
-    // As C's memset: the value is converted to unsigned char.
-    let byte = byte_val as u8;
-    let filled = match resolve(i64::from(device_num)) {
-        Some(Target::Host) => {
-            // SAFETY: host memory of `num_bytes` bytes (the caller's promise).
-            unsafe { libc::memset(ptr, c_int::from(byte), num_bytes) };
-            Ok(())
+    boundary("omp_target_memset", || {
+        if ptr.is_null() || num_bytes == 0 {
+            return ptr;
         }
-        Some(Target::Device(device)) => fill_device(device, ptr as usize, byte, num_bytes),
-        None => Err(format!("device {device_num} is not a valid device")),
-    };
-    if let Err(e) = filled {
-        message(&format!("error: omp_target_memset: {e}"));
-    }
-    ptr
+        // As C's memset: the value is converted to unsigned char.
+        let byte = byte_val as u8;
+        let filled = match resolve(i64::from(device_num)) {
+            Some(Target::Host) => {
+                // SAFETY: host memory of `num_bytes` bytes (the caller's promise).
+                unsafe { libc::memset(ptr, c_int::from(byte), num_bytes) };
+                Ok(())
+            }
+            Some(Target::Device(device)) => fill_device(device, ptr as usize, byte, num_bytes),
+            None => Err(format!("device {device_num} is not a valid device")),
+        };
+        if let Err(e) = filled {
+            message(&format!("error: omp_target_memset: {e}"));
+        }
+        ptr
+    })
 }
 
 /// The asynchronous form: waits for the dependences of `depobj_list`, then fills
@@ -67,12 +70,14 @@ pub unsafe extern "C" fn omp_target_memset_async(
     depobj_count: c_int,
     depobj_list: *const *const DependInfo,
 ) -> *mut c_void {
-    if ptr.is_null() || num_bytes == 0 {
-        return ptr;
-    }
-    // SAFETY: the caller's promises, passed on.
-    unsafe {
-        deps::wait_for_objects(depobj_count, depobj_list);
-        omp_target_memset(ptr, byte_val, num_bytes, device_num)
-    }
+    boundary("omp_target_memset_async", || {
+        if ptr.is_null() || num_bytes == 0 {
+            return ptr;
+        }
+        // SAFETY: the caller's promises, passed on.
+        unsafe {
+            deps::wait_for_objects(depobj_count, depobj_list);
+            omp_target_memset(ptr, byte_val, num_bytes, device_num)
+        }
+    })
 }

@@ -3,6 +3,7 @@
 //! Each exists so that every binary and libomp itself load; each says on stderr that it
 //! is not implemented yet. Their parameters are left out: nothing is read from them.
 
+use crate::boundary::boundary;
 use std::io::Write;
 
 /// The one line every unimplemented path prints.
@@ -17,7 +18,9 @@ pub fn report(what: &str) {
 /// device callbacks, which is said once.
 #[no_mangle]
 pub extern "C" fn ompt_libomptarget_connect() {
-    report("ompt_libomptarget_connect (OMPT device tracing)");
+    boundary("ompt_libomptarget_connect", || {
+        report("ompt_libomptarget_connect (OMPT device tracing)");
+    })
 }
 
 macro_rules! aborts {
@@ -25,8 +28,10 @@ macro_rules! aborts {
         #[doc = concat!("`", stringify!($name), "`: not implemented yet; going on would lose data, so it aborts.")]
         #[no_mangle]
         pub extern "C" fn $name() {
-            report(stringify!($name));
-            std::process::abort();
+            boundary(stringify!($name), || {
+                report(stringify!($name));
+                std::process::abort();
+            })
         }
     )+};
 }
@@ -41,14 +46,20 @@ aborts!(
 
 /// Nothing to do: liboffload initializes its backends on the first registration.
 #[no_mangle]
-pub extern "C" fn __tgt_rtl_init() {}
+pub extern "C" fn __tgt_rtl_init() {
+    boundary("__tgt_rtl_init", || {})
+}
 
 /// Nothing to do: the last `__tgt_unregister_lib` shuts liboffload down.
 #[no_mangle]
-pub extern "C" fn __tgt_rtl_deinit() {}
+pub extern "C" fn __tgt_rtl_deinit() {
+    boundary("__tgt_rtl_deinit", || {})
+}
 
 /// Changes LIBOMPTARGET_INFO's level while the program runs (as LLVM's does).
 #[no_mangle]
 pub extern "C" fn __tgt_set_info_flag(level: u32) {
-    crate::info::set_level(level);
+    boundary("__tgt_set_info_flag", || {
+        crate::info::set_level(level);
+    })
 }

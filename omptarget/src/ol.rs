@@ -2,6 +2,7 @@
 //! API functions here (so `OFFLOAD_TRACE=1` shows them); each wrapper turns the
 //! `ol_result_t` into a `Result` with liboffload's own error text.
 
+use crate::boundary::boundary;
 use offload::capi::*;
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::{null, null_mut};
@@ -57,9 +58,11 @@ pub fn init() -> Result<()> {
 }
 
 unsafe extern "C" fn collect_device(device: ol_device_handle_t, user: *mut c_void) -> bool {
-    // SAFETY: `user` is the `Vec<Device>` `devices` passes, alive for the iteration.
-    unsafe { (*user.cast::<Vec<Device>>()).push(Device(device)) };
-    true
+    boundary("collect_device", || {
+        // SAFETY: `user` is the `Vec<Device>` `devices` passes, alive for the iteration.
+        unsafe { (*user.cast::<Vec<Device>>()).push(Device(device)) };
+        true
+    })
 }
 
 /// Every device of every platform, in liboffload's order.

@@ -4,6 +4,7 @@
 //! determine Device Memory Size" and deactivates record-replay).
 
 use crate::abi::OFFLOAD_FAIL;
+use crate::boundary::boundary;
 use crate::policy::message;
 use std::ffi::c_void;
 
@@ -23,8 +24,10 @@ pub extern "C" fn __tgt_activate_record_replay(
     _save_output: bool,
     _req_ptr_arg_offset: *mut u64,
 ) -> i64 {
-    refuse("__tgt_activate_record_replay");
-    i64::from(OFFLOAD_FAIL)
+    boundary("__tgt_activate_record_replay", || {
+        refuse("__tgt_activate_record_replay");
+        i64::from(OFFLOAD_FAIL)
+    })
 }
 
 /// Would replay one recorded kernel launch; refused (OFFLOAD_FAIL).
@@ -43,6 +46,8 @@ pub extern "C" fn __tgt_target_kernel_replay(
     _thread_limit: i32,
     _loop_tripcount: u64,
 ) -> i32 {
-    refuse("__tgt_target_kernel_replay");
-    OFFLOAD_FAIL
+    boundary("__tgt_target_kernel_replay", || {
+        refuse("__tgt_target_kernel_replay");
+        OFFLOAD_FAIL
+    })
 }
