@@ -1,4 +1,5 @@
-/* liboffload helpers shared by the benchmarks: stop on error, find the host device. */
+/* liboffload helpers shared by the benchmarks: stop on error, find the host device (and
+ * the first remote one), read a device image. */
 #ifndef OFFLOAD_BENCH_OFFLOAD_UTIL_H
 #define OFFLOAD_BENCH_OFFLOAD_UTIL_H
 
@@ -20,6 +21,45 @@ static inline bool find_host(ol_device_handle_t device, void *user_data) {
   if (type == OL_DEVICE_TYPE_HOST)
     *(ol_device_handle_t *)user_data = device;
   return true;
+}
+
+/* The first remote (MPI) device and the host device. */
+struct remote_and_host {
+  ol_device_handle_t remote, host;
+};
+
+/* olIterateDevices callback: fills the struct remote_and_host at user_data. */
+static inline bool find_remote_and_host(ol_device_handle_t device, void *user_data) {
+  struct remote_and_host *found = user_data;
+  ol_platform_handle_t platform = NULL;
+  ol_platform_backend_t backend = OL_PLATFORM_BACKEND_UNKNOWN;
+  check(olGetDeviceInfo(device, OL_DEVICE_INFO_PLATFORM, sizeof platform, &platform),
+        "olGetDeviceInfo");
+  check(olGetPlatformInfo(platform, OL_PLATFORM_INFO_BACKEND, sizeof backend, &backend),
+        "olGetPlatformInfo");
+  if (backend == OL_PLATFORM_BACKEND_MPI && !found->remote) found->remote = device;
+  if (backend == OL_PLATFORM_BACKEND_HOST) found->host = device;
+  return true;
+}
+
+/* The whole file at `path` (its length in *length); exits when it cannot be read. */
+static inline char *read_whole_file(const char *path, size_t *length) {
+  FILE *file = fopen(path, "rb");
+  if (!file) {
+    perror(path);
+    exit(1);
+  }
+  fseek(file, 0, SEEK_END);
+  long size = ftell(file);
+  fseek(file, 0, SEEK_SET);
+  char *bytes = malloc(size > 0 ? (size_t)size : 1);
+  if (size < 0 || !bytes || fread(bytes, 1, (size_t)size, file) != (size_t)size) {
+    fprintf(stderr, "%s: cannot read it\n", path);
+    exit(1);
+  }
+  fclose(file);
+  *length = (size_t)size;
+  return bytes;
 }
 
 #endif

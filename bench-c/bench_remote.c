@@ -8,26 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_offload_util.h"
 #include "bench_timing.h"
 
-static void check(ol_result_t r, const char *what) {
-  if (r) {
-    fprintf(stderr, "%s: %s\n", what, r->Details);
-    exit(1);
-  }
-}
-
-struct found { ol_device_handle_t remote, host; };
-static bool pick(ol_device_handle_t d, void *user) {
-  struct found *f = user;
-  ol_platform_handle_t p = NULL;
-  ol_platform_backend_t b = OL_PLATFORM_BACKEND_UNKNOWN;
-  olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p);
-  olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b);
-  if (b == OL_PLATFORM_BACKEND_MPI && !f->remote) f->remote = d;
-  if (b == OL_PLATFORM_BACKEND_HOST) f->host = d;
-  return true;
-}
 
 static void report_n(const char *name, double *samples, int n, double scale) {
   printf("RESULT %s %.4f\n", name, median(samples, (size_t)n) / scale);
@@ -45,8 +28,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   check(olInit(), "olInit");
-  struct found f = {0};
-  check(olIterateDevices(pick, &f), "olIterateDevices");
+  struct remote_and_host f = {0};
+  check(olIterateDevices(find_remote_and_host, &f), "olIterateDevices");
   if (!f.remote) {
     printf("skipped: no remote device (run under mpirun with offload-mpi-device)\n");
     return 77;
@@ -79,16 +62,10 @@ int main(int argc, char **argv) {
       report_n(name, samples, counts[s], 1.0);
     }
   }
-  FILE *image = fopen(argv[1], "rb");
-  if (!image) { perror(argv[1]); return 1; }
-  fseek(image, 0, SEEK_END);
-  long length = ftell(image);
-  fseek(image, 0, SEEK_SET);
-  char *bytes = malloc((size_t)length);
-  if (fread(bytes, 1, (size_t)length, image) != (size_t)length) return 1;
-  fclose(image);
+  size_t length = 0;
+  char *bytes = read_whole_file(argv[1], &length);
   ol_program_handle_t program = NULL;
-  check(olCreateProgram(f.remote, bytes, (size_t)length, &program), "olCreateProgram");
+  check(olCreateProgram(f.remote, bytes, length, &program), "olCreateProgram");
   ol_symbol_handle_t empty = NULL;
   check(olGetSymbol(program, "empty", OL_SYMBOL_KIND_KERNEL, &empty), "olGetSymbol");
   ol_kernel_launch_size_args_t one = {1, {1, 1, 1}, {1, 1, 1}, 0};

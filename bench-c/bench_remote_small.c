@@ -9,32 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_offload_util.h"
 #include "bench_timing.h"
 
 enum { SAMPLES = 201, PER_SAMPLE = 200, SIZE = 4096 };
 
-static void check(ol_result_t r, const char *what) {
-  if (r) {
-    fprintf(stderr, "%s: %s\n", what, r->Details);
-    exit(1);
-  }
-}
-
-struct found { ol_device_handle_t remote, host; };
-static bool pick(ol_device_handle_t d, void *user) {
-  struct found *f = user;
-  ol_platform_handle_t p = NULL;
-  ol_platform_backend_t b = OL_PLATFORM_BACKEND_UNKNOWN;
-  olGetDeviceInfo(d, OL_DEVICE_INFO_PLATFORM, sizeof p, &p);
-  olGetPlatformInfo(p, OL_PLATFORM_INFO_BACKEND, sizeof b, &b);
-  if (b == OL_PLATFORM_BACKEND_MPI && !f->remote) f->remote = d;
-  if (b == OL_PLATFORM_BACKEND_HOST) f->host = d;
-  return true;
-}
 
 /* What one sample times: PER_SAMPLE operations of one kind. */
 struct run {
-  struct found *f;
+  struct remote_and_host *f;
   void *mem, *buf;
   ol_symbol_handle_t kernel;
   ol_queue_handle_t queue;
@@ -73,8 +56,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   check(olInit(), "olInit");
-  struct found f = {0};
-  check(olIterateDevices(pick, &f), "olIterateDevices");
+  struct remote_and_host f = {0};
+  check(olIterateDevices(find_remote_and_host, &f), "olIterateDevices");
   if (!f.remote) {
     printf("skipped: no remote device (run under mpirun with offload-mpi-device)\n");
     return 77;
@@ -86,16 +69,10 @@ int main(int argc, char **argv) {
   measure("remote_small_write_4KiB_us", &r, write_4k);
   measure("remote_small_read_4KiB_us", &r, read_4k);
 
-  FILE *image = fopen(argv[1], "rb");
-  if (!image) { perror(argv[1]); return 1; }
-  fseek(image, 0, SEEK_END);
-  long length = ftell(image);
-  fseek(image, 0, SEEK_SET);
-  char *bytes = malloc((size_t)length);
-  if (fread(bytes, 1, (size_t)length, image) != (size_t)length) return 1;
-  fclose(image);
+  size_t length = 0;
+  char *bytes = read_whole_file(argv[1], &length);
   ol_program_handle_t program = NULL;
-  check(olCreateProgram(f.remote, bytes, (size_t)length, &program), "olCreateProgram");
+  check(olCreateProgram(f.remote, bytes, length, &program), "olCreateProgram");
   check(olGetSymbol(program, "empty", OL_SYMBOL_KIND_KERNEL, &r.kernel), "olGetSymbol");
   measure("remote_small_launch_sync_us", &r, launch_sync);
   check(olCreateQueue(f.remote, &r.queue), "olCreateQueue");

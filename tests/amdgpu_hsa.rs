@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use offload::capi::*;
-use offload::plugins::amdgpu::{AmdgpuPlugin, LIBRARY_ENV};
+use offload::plugins::amdgpu::{AmdgpuPlugin, LIBRARY};
 use std::ffi::c_void;
 use std::path::Path;
 use std::process::Command;
@@ -91,8 +91,8 @@ fn child_trace(library: Option<&str>) -> String {
     .env("OFFLOAD_TRACE", "1")
     .env_remove("OFFLOAD_PLATFORMS");
     match library {
-        Some(l) => cmd.env(LIBRARY_ENV, l),
-        None => cmd.env_remove(LIBRARY_ENV),
+        Some(l) => cmd.env(LIBRARY.env, l),
+        None => cmd.env_remove(LIBRARY.env),
     };
     let output = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);

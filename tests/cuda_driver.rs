@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use offload::capi::*;
-use offload::plugins::cuda::{CudaPlugin, LIBRARY_ENV};
+use offload::plugins::cuda::{CudaPlugin, LIBRARY};
 use std::ffi::c_void;
 use std::process::Command;
 use std::ptr::null_mut;
@@ -148,7 +148,7 @@ fn a_missing_driver_is_traced() {
             "--test-threads=1",
         ])
         .env(CHILD, "1")
-        .env(LIBRARY_ENV, missing)
+        .env(LIBRARY.env, missing)
         .env("OFFLOAD_TRACE", "1")
         .env_remove("OFFLOAD_PLATFORMS")
         .output()

@@ -8,24 +8,20 @@
 
 use super::ffi::*;
 use crate::plugin::foundation::error::{Error, ErrorCode};
-use libloading::Library;
-use std::ffi::{c_char, c_int, c_void, CStr, OsString};
-use std::mem::ManuallyDrop;
-use std::path::{Path, PathBuf};
+use crate::plugin::foundation::vendor_library::{LibraryName, VendorLibrary};
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-/// The library opened when `OFFLOAD_HSA_LIBRARY` does not name another.
-pub const DEFAULT_LIBRARY: &str = "libhsa-runtime64.so.1";
-/// Environment variable naming the HSA runtime to open instead.
-pub const LIBRARY_ENV: &str = "OFFLOAD_HSA_LIBRARY";
+/// The HSA runtime: `OFFLOAD_HSA_LIBRARY` names another file than
+/// `libhsa-runtime64.so.1`.
+pub const LIBRARY: LibraryName = LibraryName {
+    default: "libhsa-runtime64.so.1",
+    env: "OFFLOAD_HSA_LIBRARY",
+};
 
-/// The library to open, given the value of `OFFLOAD_HSA_LIBRARY`.
-pub fn library_path_from(env_value: Option<OsString>) -> PathBuf {
-    match env_value {
-        Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => PathBuf::from(DEFAULT_LIBRARY),
-    }
-}
+/// What a library that lacks an entry point is.
+const NOT_THE_RUNTIME: &str = "an HSA runtime older than 1.1, or not ROCm's";
 
 /// Declares the table: each field, its symbol and its C signature from `hsa.h`.
 macro_rules! hsa_functions {
@@ -40,18 +36,17 @@ macro_rules! hsa_functions {
             /// Every symbol the backend needs.
             pub const SYMBOLS: &'static [&'static str] = &[$($sym),*];
 
-            fn resolve(library: &Library) -> std::result::Result<Functions, String> {
+            fn resolve(library: &VendorLibrary) -> std::result::Result<Functions, String> {
                 Ok(Functions {
                     $($field: {
                         // SAFETY: the pointer type is the signature hsa.h / hsa_ext_amd.h
-                        // declare for this symbol; the library outlives the table.
-                        let symbol = unsafe {
-                            library.get::<unsafe extern "C" fn($($arg),*) -> $ret>($sym.as_bytes())
-                        };
-                        *symbol.map_err(|_| format!(
-                            "it does not export {} (an HSA runtime older than 1.1 or not ROCm's)",
-                            $sym
-                        ))?
+                        // declare for this symbol; the library is never closed.
+                        unsafe {
+                            library.require::<unsafe extern "C" fn($($arg),*) -> $ret>(
+                                &[$sym],
+                                NOT_THE_RUNTIME,
+                            )
+                        }?
                     },)*
                 })
             }
@@ -139,10 +134,9 @@ hsa_functions! {
 pub struct Hsa {
     pub(super) f: Functions,
     version: (u16, u16),
-    path: PathBuf,
     /// Never closed: the table points into it, and the runtime's threads stay (HSA is
     /// not shut down: another library of the process may use it too).
-    _library: ManuallyDrop<Library>,
+    library: VendorLibrary,
 }
 
 impl Hsa {
@@ -150,17 +144,14 @@ impl Hsa {
     pub fn open(path: &Path) -> std::result::Result<Hsa, String> {
         // SAFETY: loading the HSA runtime runs its initialisers, which only set up its
         // own state (agents are discovered in hsa_init, not at load).
-        let library = unsafe { Library::new(path) }
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        let f = Functions::resolve(&library)
-            .map_err(|why| format!("{} is not usable: {why}", path.display()))?;
+        let library = unsafe { VendorLibrary::open(path) }?;
+        let f = Functions::resolve(&library)?;
         // SAFETY: hsa_init takes no arguments; it is reference counted by the runtime.
         let status = unsafe { (f.init)() };
         let mut hsa = Hsa {
             f,
             version: (0, 0),
-            path: path.to_owned(),
-            _library: ManuallyDrop::new(library),
+            library,
         };
         if status != STATUS_SUCCESS {
             return Err(format!(
@@ -180,15 +171,12 @@ impl Hsa {
     pub fn global() -> std::result::Result<Arc<Hsa>, String> {
         static GLOBAL: OnceLock<std::result::Result<Arc<Hsa>, String>> = OnceLock::new();
         GLOBAL
-            .get_or_init(|| {
-                let path = library_path_from(std::env::var_os(LIBRARY_ENV));
-                Hsa::open(&path).map(Arc::new)
-            })
+            .get_or_init(|| Hsa::open(&LIBRARY.path()).map(Arc::new))
             .clone()
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.library.path()
     }
 
     /// The HSA version the runtime implements, e.g. (1, 1).
@@ -247,19 +235,6 @@ pub fn error_code(status: HsaStatus) -> ErrorCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_library_comes_from_the_environment_or_the_default() {
-        assert_eq!(library_path_from(None), PathBuf::from(DEFAULT_LIBRARY));
-        assert_eq!(
-            library_path_from(Some(OsString::new())),
-            PathBuf::from(DEFAULT_LIBRARY)
-        );
-        assert_eq!(
-            library_path_from(Some("/opt/rocm/lib/libhsa-runtime64.so".into())),
-            PathBuf::from("/opt/rocm/lib/libhsa-runtime64.so")
-        );
-    }
 
     #[test]
     fn a_missing_library_is_a_reason() {

@@ -34,7 +34,7 @@ pub mod signal;
 pub mod stream;
 
 pub use device::AmdgpuDevice;
-pub use hsa::{Hsa, DEFAULT_LIBRARY, LIBRARY_ENV};
+pub use hsa::{Hsa, LIBRARY};
 
 use crate::plugin::foundation::flags::trace;
 use crate::plugin::{self, Backend};

@@ -14,25 +14,17 @@
 use super::error::driver_error;
 use super::ffi::*;
 use crate::plugin::foundation::error::Error;
-use libloading::Library;
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr, OsString};
-use std::mem::ManuallyDrop;
-use std::path::{Path, PathBuf};
+use crate::plugin::foundation::vendor_library::{LibraryName, VendorLibrary};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-/// The library opened when `OFFLOAD_CUDA_LIBRARY` does not name another.
-pub const DEFAULT_LIBRARY: &str = "libcuda.so.1";
-/// Environment variable naming the driver library to open instead (a path or a name the
-/// dynamic loader searches for).
-pub const LIBRARY_ENV: &str = "OFFLOAD_CUDA_LIBRARY";
-
-/// The library to open, given the value of `OFFLOAD_CUDA_LIBRARY`.
-pub fn library_path_from(env_value: Option<OsString>) -> PathBuf {
-    match env_value {
-        Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => PathBuf::from(DEFAULT_LIBRARY),
-    }
-}
+/// The driver library: `OFFLOAD_CUDA_LIBRARY` names another file (a path or a name the
+/// dynamic loader searches for) than `libcuda.so.1`.
+pub const LIBRARY: LibraryName = LibraryName {
+    default: "libcuda.so.1",
+    env: "OFFLOAD_CUDA_LIBRARY",
+};
 
 /// Declares the table of entry points: each field, the symbols tried in order, and the
 /// C signature `cuda.h` gives it (every one returns `CUresult`).
@@ -54,18 +46,16 @@ macro_rules! driver_functions {
             pub const REQUIRED_SYMBOLS: &'static [&'static [&'static str]] =
                 &[$(&[$($sym),+],)*];
 
-            fn resolve(library: &Library) -> std::result::Result<Functions, String> {
+            fn resolve(library: &VendorLibrary) -> std::result::Result<Functions, String> {
                 Ok(Functions {
                     $($field: {
-                        let names: &[&str] = &[$($sym),+];
                         // SAFETY: the pointer type is the signature cuda.h declares for
                         // these symbols (the versioned names keep the API's signature).
-                        unsafe { find(library, names) }.ok_or_else(|| missing(names))?
+                        unsafe { library.require(&[$($sym),+], NOT_THE_DRIVER) }?
                     },)*
                     $($ofield: {
-                        let names: &[&str] = &[$($osym),+];
                         // SAFETY: as above.
-                        unsafe { find(library, names) }
+                        unsafe { library.find(&[$($osym),+]) }
                     },)*
                 })
             }
@@ -173,26 +163,8 @@ driver_functions! {
     }
 }
 
-/// The first of `names` the library exports, as a `T`.
-///
-/// # Safety
-/// `T` must be the function pointer type of every symbol in `names`.
-unsafe fn find<T: Copy>(library: &Library, names: &[&str]) -> Option<T> {
-    names.iter().find_map(|name| {
-        // SAFETY: the caller vouches for `T`; the symbol lives as long as `library`, which
-        // the `Driver` keeps for as long as the table exists.
-        unsafe { library.get::<T>(name.as_bytes()) }
-            .ok()
-            .map(|symbol| *symbol)
-    })
-}
-
-fn missing(names: &[&str]) -> String {
-    format!(
-        "it does not export {} (a driver older than this backend needs, or not NVIDIA's)",
-        names.join(" or ")
-    )
-}
+/// What a library that lacks a required entry point is.
+const NOT_THE_DRIVER: &str = "a driver older than this backend needs, or not NVIDIA's";
 
 /// The opened, initialised driver. Devices, programs and streams hold it in an `Arc`,
 /// so the library stays loaded while anything made from it lives.
@@ -200,34 +172,31 @@ pub struct Driver {
     functions: Functions,
     /// `cuDriverGetVersion`: 1000 * major + 10 * minor (12080 is CUDA 12.8).
     version: i32,
-    path: PathBuf,
     /// Never closed: the table points into it, and the driver does not support being
     /// unloaded from a process that initialised it (its threads and callbacks stay).
-    _library: ManuallyDrop<Library>,
+    library: VendorLibrary,
 }
 
 impl Driver {
     /// Opens the driver at `path`, resolves its entry points and calls `cuInit(0)`. The
     /// error is the reason, as a sentence, why there is no CUDA here.
     pub fn open(path: &Path) -> std::result::Result<Driver, String> {
-        let shown = path.display();
         // SAFETY: opening the NVIDIA driver runs its initialisers, which have no
         // preconditions; a library that is not the driver is refused below when it does
         // not export the driver's entry points.
-        let library =
-            unsafe { Library::new(path) }.map_err(|e| format!("cannot open {shown}: {e}"))?;
-        let functions = Functions::resolve(&library).map_err(|e| format!("{shown}: {e}"))?;
+        let library = unsafe { VendorLibrary::open(path) }?;
+        let functions = Functions::resolve(&library)?;
         let mut driver = Driver {
             functions,
             version: 0,
-            path: path.to_path_buf(),
-            _library: ManuallyDrop::new(library),
+            library,
         };
         // SAFETY: cuInit takes a flags word (0 is the only value defined).
         let r = unsafe { (driver.functions.init)(0) };
         if r != result::SUCCESS {
             return Err(format!(
-                "{shown} is loaded but {}",
+                "{} is loaded but {}",
+                path.display(),
                 driver.error("cuInit(0)", r).details
             ));
         }
@@ -246,10 +215,7 @@ impl Driver {
     pub fn global() -> std::result::Result<Arc<Driver>, String> {
         static GLOBAL: OnceLock<std::result::Result<Arc<Driver>, String>> = OnceLock::new();
         GLOBAL
-            .get_or_init(|| {
-                let path = library_path_from(std::env::var_os(LIBRARY_ENV));
-                Driver::open(&path).map(Arc::new)
-            })
+            .get_or_init(|| Driver::open(&LIBRARY.path()).map(Arc::new))
             .clone()
     }
 
@@ -261,7 +227,7 @@ impl Driver {
 
     /// The library this driver was opened from.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.library.path()
     }
 
     /// `cuDriverGetVersion`'s number (12080 for CUDA 12.8).
@@ -328,19 +294,6 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_library_comes_from_the_environment_or_the_default() {
-        assert_eq!(library_path_from(None), PathBuf::from("libcuda.so.1"));
-        assert_eq!(
-            library_path_from(Some(OsString::new())),
-            PathBuf::from("libcuda.so.1")
-        );
-        assert_eq!(
-            library_path_from(Some(OsString::from("/opt/x/libcuda.so"))),
-            PathBuf::from("/opt/x/libcuda.so")
-        );
-    }
 
     #[test]
     fn a_missing_library_is_a_reason_naming_it() {

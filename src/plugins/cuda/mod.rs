@@ -30,7 +30,7 @@ pub mod stream;
 
 pub use context::PrimaryContext;
 pub use device::CudaDevice;
-pub use driver::{Driver, DEFAULT_LIBRARY, LIBRARY_ENV};
+pub use driver::{Driver, LIBRARY};
 pub use kernel::CudaKernel;
 pub use program::CudaProgram;
 

@@ -6,8 +6,9 @@ use super::abi::{
     CloseFn, ErrorFn, FreeFn, OpenFn, ReceiveFn, ReceiveFragmentsFn, SendFn, SendFragmentsFn,
     SilenceFn, VersionFn, ABI_VERSION, GAVE_UP, LIBRARY, OK, SILENT,
 };
-use libloading::{Library, Symbol};
+use crate::plugin::foundation::vendor_library::VendorLibrary;
 use std::ffi::{c_int, CStr};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A duration as the transport's C functions take it: microseconds.
@@ -44,15 +45,15 @@ pub struct Link {
     free: FreeFn,
     close: CloseFn,
     error: ErrorFn,
-    _library: Library,
+    _library: VendorLibrary,
 }
 
 /// Where to look: `OFFLOAD_MPI_TRANSPORT` if set, then beside this library (where
 /// `cmake --install` puts both), then the loader's own search.
-fn candidates() -> Vec<String> {
+fn candidates() -> Vec<PathBuf> {
     let mut paths = Vec::new();
-    if let Ok(path) = std::env::var("OFFLOAD_MPI_TRANSPORT") {
-        paths.push(path);
+    if let Some(path) = std::env::var_os("OFFLOAD_MPI_TRANSPORT") {
+        paths.push(PathBuf::from(path));
     }
     // SAFETY: Dl_info is plain data (pointers and integers): all zeros is a value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
@@ -61,58 +62,47 @@ fn candidates() -> Vec<String> {
     if unsafe { libc::dladdr(here, &mut info) } != 0 && !info.dli_fname.is_null() {
         // SAFETY: the loader's NUL-terminated file name.
         let file = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
-        if let Some(dir) = std::path::Path::new(file.as_ref()).parent() {
-            paths.push(dir.join(LIBRARY).to_string_lossy().into_owned());
+        if let Some(dir) = Path::new(file.as_ref()).parent() {
+            paths.push(dir.join(LIBRARY));
         }
     }
-    paths.push(LIBRARY.to_string());
+    paths.push(PathBuf::from(LIBRARY));
     paths
 }
 
+/// What a library that lacks an entry point is.
+const NOT_OURS: &str = "not the transport of this liboffload; install both from one build";
+
 impl Link {
     pub fn load() -> Result<Link, String> {
-        let mut tried = Vec::new();
-        for path in candidates() {
-            // SAFETY: loading our own transport library, whose initialisers only set up
-            // Rust statics.
-            match unsafe { Library::new(&path) } {
-                Ok(library) => return Link::bind(library).map_err(|e| format!("{path}: {e}")),
-                Err(e) => tried.push(format!("{path}: {e}")),
+        // SAFETY: our own transport library, whose initialisers only set up Rust
+        // statics.
+        let library = unsafe { VendorLibrary::open_first(&candidates()) }
+            .map_err(|tried| format!("cannot open the MPI transport ({tried})"))?;
+        // SAFETY: each type is the one `abi` gives the symbol (remote-mpi/src/ffi.rs
+        // checks its functions against them); the library is never closed.
+        unsafe {
+            let version: VersionFn = library.require(&["offload_mpi_abi_version"], NOT_OURS)?;
+            if version() != ABI_VERSION {
+                return Err(format!(
+                    "{}: the MPI transport has interface version {}, liboffload needs {ABI_VERSION} (install both from one build)",
+                    library.path().display(),
+                    version()
+                ));
             }
+            Ok(Link {
+                open: library.require(&["offload_mpi_open"], NOT_OURS)?,
+                silence: library.require(&["offload_mpi_silence_us"], NOT_OURS)?,
+                send: library.require(&["offload_mpi_send"], NOT_OURS)?,
+                receive: library.require(&["offload_mpi_receive"], NOT_OURS)?,
+                send_fragments: library.require(&["offload_mpi_send_fragments"], NOT_OURS)?,
+                receive_fragments: library.require(&["offload_mpi_receive_fragments"], NOT_OURS)?,
+                free: library.require(&["offload_mpi_free"], NOT_OURS)?,
+                close: library.require(&["offload_mpi_close"], NOT_OURS)?,
+                error: library.require(&["offload_mpi_error"], NOT_OURS)?,
+                _library: library,
+            })
         }
-        Err(format!(
-            "cannot open the MPI transport ({})",
-            tried.join("; ")
-        ))
-    }
-
-    fn bind(library: Library) -> Result<Link, String> {
-        fn get<T: Copy>(library: &Library, name: &[u8]) -> Result<T, String> {
-            // SAFETY: each caller below names a function of the transport with type T
-            // (remote-mpi/src/ffi.rs); the pointer stays valid while `_library` lives.
-            let symbol: Symbol<T> = unsafe { library.get(name) }
-                .map_err(|e| format!("{}: {e}", String::from_utf8_lossy(name)))?;
-            Ok(*symbol)
-        }
-        let version: VersionFn = get(&library, b"offload_mpi_abi_version\0")?;
-        if version() != ABI_VERSION {
-            return Err(format!(
-                "the MPI transport has interface version {}, liboffload needs {ABI_VERSION} (install both from one build)",
-                version()
-            ));
-        }
-        Ok(Link {
-            open: get(&library, b"offload_mpi_open\0")?,
-            silence: get(&library, b"offload_mpi_silence_us\0")?,
-            send: get(&library, b"offload_mpi_send\0")?,
-            receive: get(&library, b"offload_mpi_receive\0")?,
-            send_fragments: get(&library, b"offload_mpi_send_fragments\0")?,
-            receive_fragments: get(&library, b"offload_mpi_receive_fragments\0")?,
-            free: get(&library, b"offload_mpi_free\0")?,
-            close: get(&library, b"offload_mpi_close\0")?,
-            error: get(&library, b"offload_mpi_error\0")?,
-            _library: library,
-        })
     }
 
     fn last_error(&self) -> String {
