@@ -8,9 +8,9 @@ use crate::capi::info;
 use crate::capi::queue_args;
 use crate::capi::types::*;
 use crate::plugin::foundation::error::Result;
-use crate::plugin::foundation::flags::validation_enabled;
 use crate::plugin::AllocKind;
 use crate::runtime::memory_ops::MemInfo;
+use crate::runtime::queue_ops::CopySide;
 use crate::runtime::Runtime;
 use std::ffi::c_void;
 use std::ptr::null;
@@ -151,13 +151,23 @@ fn memcpy(
                 let dd = args::device(rt, dst_device, "DstDevice")?;
                 let sd = args::device(rt, src_device, "SrcDevice")?;
                 queue_args::with_optional_queue(rt, queue, |queue| {
-                    if validation_enabled() {
-                        rt.check_range("DstPtr", dst, size, dd)?;
-                        rt.check_range("SrcPtr", src, size, sd)?;
-                    }
+                    let dst_alloc = rt.locate("DstPtr", dst, size, dd, queue.is_some())?;
+                    let src_alloc = rt.locate("SrcPtr", src, size, sd, queue.is_some())?;
                     match queue {
                         None => rt.mem_copy(dst, dd, src, sd, size),
-                        Some(q) => rt.enqueue_copy(q, dst, dd, src, sd, size),
+                        Some(q) => {
+                            let to = CopySide {
+                                ptr: dst,
+                                device: dd,
+                                allocation: dst_alloc,
+                            };
+                            let from = CopySide {
+                                ptr: src,
+                                device: sd,
+                                allocation: src_alloc,
+                            };
+                            rt.enqueue_copy(q, to, from, size)
+                        }
                     }
                 })
             })
@@ -220,15 +230,13 @@ fn mem_fill(
                         Some(q) => q.device.clone(),
                         None => rt.device_of_pointer(ptr).clone(),
                     };
-                    if validation_enabled() {
-                        rt.check_range("Ptr", ptr, fill_size, &device)?;
-                    }
+                    let alloc = rt.locate("Ptr", ptr, fill_size, &device, queue.is_some())?;
                     if fill_size == 0 {
                         return Ok(());
                     }
                     match queue {
                         None => device.imp.fill(ptr, &pattern, fill_size),
-                        Some(q) => rt.enqueue_fill(q, ptr, pattern, fill_size),
+                        Some(q) => rt.enqueue_fill(q, ptr, alloc, pattern, fill_size),
                     }
                 })
             })

@@ -3,6 +3,7 @@
 
 use crate::memory::AllocationInfo;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
+use crate::plugin::foundation::flags::validation_enabled;
 use crate::plugin::{AllocKind, InfoValue};
 use crate::runtime::context::Runtime;
 use crate::runtime::platform::Device;
@@ -83,16 +84,29 @@ impl Runtime {
         }
     }
 
-    /// Checks that `[ptr, ptr + size)` fits the allocation it starts in (if it starts in
-    /// one) and that this allocation can be named by `device`.
-    pub fn check_range(&self, what: &str, ptr: usize, size: usize, device: &Device) -> Result<()> {
+    /// The allocation `ptr` lies in, if any, looked up once for the call: unless
+    /// validation is off (`OFFLOAD_DISABLE_VALIDATION`), `[ptr, ptr + size)` must fit it
+    /// and `device` must be able to name it. A `queued` call keeps what it found, to see
+    /// when the command runs that the allocation was not freed meanwhile; a synchronous
+    /// one without validation needs no lookup (`None`).
+    pub fn locate(
+        &self,
+        what: &str,
+        ptr: usize,
+        size: usize,
+        device: &Device,
+        queued: bool,
+    ) -> Result<Option<AllocationInfo>> {
+        if !validation_enabled() {
+            return Ok(queued.then(|| self.memory.find(ptr)).flatten());
+        }
         if ptr.checked_add(size).is_none() {
             return Err(Error::invalid_size(format!(
                 "{what} {ptr:#x} + {size} bytes overflows the address space"
             )));
         }
         let Some(a) = self.memory.find(ptr) else {
-            return Ok(());
+            return Ok(None);
         };
         let offset = ptr - a.base;
         if size > a.size - offset {
@@ -111,7 +125,7 @@ impl Runtime {
                 device.describe()
             )));
         }
-        Ok(())
+        Ok(Some(a))
     }
 
     /// A synchronous copy between any two devices (host memory is named by the host device).

@@ -10,6 +10,14 @@ use crate::runtime::platform::Device;
 use crate::runtime::queue::{Queue, QueueInfo};
 use std::sync::Arc;
 
+/// One side of a queued copy: the address, the device that names it, and the allocation
+/// it lies in (what `Runtime::locate` found).
+pub struct CopySide<'a> {
+    pub ptr: usize,
+    pub device: &'a Arc<Device>,
+    pub allocation: Option<AllocationInfo>,
+}
+
 impl Runtime {
     pub fn create_queue(&self, device: &Arc<Device>) -> Result<usize> {
         let stream = device.imp.create_stream()?;
@@ -41,12 +49,9 @@ impl Runtime {
         }
     }
 
-    /// The allocation a range starts in, so an asynchronous command can check at run time
-    /// that it was not freed in between.
-    fn allocation_snapshot(&self, ptr: usize) -> Option<AllocationInfo> {
-        self.memory.find(ptr)
-    }
-
+    /// Whether the allocation a command's range lay in when it was enqueued (what
+    /// `locate` found) is still there: an asynchronous command refuses to run on memory
+    /// freed in between.
     fn still_live(
         self: &Arc<Self>,
         what: &str,
@@ -72,13 +77,13 @@ impl Runtime {
     pub fn enqueue_copy(
         self: &Arc<Self>,
         queue: &Arc<Queue>,
-        dst: usize,
-        dst_device: &Arc<Device>,
-        src: usize,
-        src_device: &Arc<Device>,
+        dst: CopySide<'_>,
+        src: CopySide<'_>,
         size: usize,
     ) -> Result<()> {
-        let (dst_alloc, src_alloc) = (self.allocation_snapshot(dst), self.allocation_snapshot(src));
+        let (dst_alloc, src_alloc) = (dst.allocation, src.allocation);
+        let (dst_device, src_device) = (dst.device, src.device);
+        let (dst, src) = (dst.ptr, src.ptr);
         let rt = self.clone();
         let guard = Box::new(move || {
             rt.still_live("DstPtr", dst, dst_alloc)?;
@@ -123,14 +128,15 @@ impl Runtime {
         queue.enqueue("olMemcpy", op, Some(guard))
     }
 
+    /// A fill in `queue`'s order; `alloc` is what `locate` found at `ptr`.
     pub fn enqueue_fill(
         self: &Arc<Self>,
         queue: &Arc<Queue>,
         ptr: usize,
+        alloc: Option<AllocationInfo>,
         pattern: Vec<u8>,
         size: usize,
     ) -> Result<()> {
-        let alloc = self.allocation_snapshot(ptr);
         let rt = self.clone();
         let guard = Box::new(move || rt.still_live("Ptr", ptr, alloc));
         let op = StreamOp::Fill {
