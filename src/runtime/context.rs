@@ -27,6 +27,10 @@ pub struct Runtime {
     /// Every stream queues were made with, so shutdown can wait for their work (also
     /// of queues already destroyed, whose streams live while work remains).
     pub streams: parking_lot::Mutex<Vec<std::sync::Weak<dyn crate::plugin::Stream>>>,
+    /// The streams of destroyed queues whose work had not finished (a backend's stream
+    /// handle may go with its queue while its work runs on): kept until it has, so that
+    /// shutdown waits for it too.
+    pub retired: parking_lot::Mutex<Vec<Arc<dyn crate::plugin::Stream>>>,
     /// The timeline of `OFFLOAD_PROFILE`.
     pub profile: Arc<crate::runtime::profile::Profile>,
 }
@@ -71,6 +75,7 @@ impl Runtime {
             programs: HandleTable::default(),
             symbols: HandleTable::default(),
             streams: Default::default(),
+            retired: Default::default(),
             profile: Default::default(),
         })
     }
@@ -78,7 +83,9 @@ impl Runtime {
     /// Finishes outstanding work and releases every resource.
     pub fn shut_down(&self) {
         let streams = std::mem::take(&mut *self.streams.lock());
-        for stream in streams.iter().filter_map(std::sync::Weak::upgrade) {
+        let retired = std::mem::take(&mut *self.retired.lock());
+        let live = streams.iter().filter_map(std::sync::Weak::upgrade);
+        for stream in live.chain(retired) {
             // Errors were the queues' to report; shutdown only waits.
             let _ = stream.synchronize();
         }

@@ -33,13 +33,21 @@ impl Runtime {
     }
 
     /// Ends the handle's life without waiting: enqueued work still completes.
+    /// As LLVM's: the work already queued is not waited for; it runs on, and the last
+    /// `olShutDown` waits for it.
     pub fn destroy_queue(&self, handle: usize) -> Result<()> {
-        self.queues.remove(handle).map(|_| ()).ok_or_else(|| {
+        let queue = self.queues.remove(handle).ok_or_else(|| {
             Error::new(
                 ErrorCode::InvalidQueue,
                 format!("Queue {handle:#x} is not a live queue"),
             )
-        })
+        })?;
+        let mut retired = self.retired.lock();
+        retired.retain(|stream| !stream.is_idle());
+        if !queue.stream.is_idle() {
+            retired.push(queue.stream.clone());
+        }
+        Ok(())
     }
 
     pub fn queue_info(&self, queue: &Queue, key: QueueInfo) -> InfoValue {
