@@ -16,7 +16,10 @@ mod types;
 pub use program::{
     own_kernel, GlobalVariable, Kernel, KernelArgs, LaunchConfig, Program, SymbolKind,
 };
-pub use stream::{CopyDirection, Guard, HostWork, Stream, StreamEvent, StreamOp};
+pub use stream::{
+    keep_first_failure, run_host_work, CopyDirection, Guard, HostWork, Stream, StreamEvent,
+    StreamOp,
+};
 pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, EXTENSION_BASE};
 
 use crate::plugin::foundation::error::{Error, Result};

@@ -9,8 +9,11 @@
 //! is the runtime's, around these traits.
 
 use super::program::{Kernel, KernelArgs, LaunchConfig};
-use crate::plugin::foundation::error::Result;
+use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::worker_pool::panic_text;
+use parking_lot::Mutex;
 use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 /// Which memory each side of a copy is, seen from the stream's device.
@@ -25,6 +28,25 @@ pub enum CopyDirection {
 /// Work run on a host thread in stream order (host functions, and the runtime's own
 /// steps, such as waiting for an event of another backend).
 pub type HostWork = Box<dyn FnOnce() -> Result<()> + Send>;
+
+/// Runs a host step's work on the calling thread: its result, a panic in it being an
+/// error that says so (it never unwinds into the backend's thread or callback).
+pub fn run_host_work(work: HostWork) -> Result<()> {
+    match catch_unwind(AssertUnwindSafe(work)) {
+        Ok(result) => result,
+        Err(panic) => Err(Error::unknown(format!("panicked: {}", panic_text(&panic)))),
+    }
+}
+
+/// Keeps the failure of the asynchronous operation `name` in `first` unless an earlier
+/// one is there (the stream's next sync reports the first).
+pub fn keep_first_failure(first: &Mutex<Option<Error>>, name: &str, result: Result<()>) {
+    if let Err(e) = result {
+        first
+            .lock()
+            .get_or_insert_with(|| e.context(format!("asynchronous {name} failed")));
+    }
+}
 
 /// A check run just before an operation, where the backend runs operations on the host
 /// (the host backend: "was the memory freed meanwhile?"); a backend whose operations run

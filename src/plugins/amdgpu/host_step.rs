@@ -11,12 +11,10 @@ use super::hsa::Hsa;
 use super::signal::PooledSignal;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::foundation::flags::trace;
-use crate::plugin::foundation::worker_pool::panic_text;
-use crate::plugin::HostWork;
+use crate::plugin::{keep_first_failure, run_host_work, HostWork};
 use crossbeam_channel::Sender;
 use parking_lot::Mutex;
 use std::ffi::c_void;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 pub struct Job {
@@ -39,16 +37,7 @@ impl Job {
             after,
         } = self;
         drop(after);
-        let result = match catch_unwind(AssertUnwindSafe(work)) {
-            Ok(r) => r,
-            Err(panic) => Err(Error::unknown(format!("panicked: {}", panic_text(&panic)))),
-        };
-        if let Err(e) = result {
-            let mut slot = errors.lock();
-            if slot.is_none() {
-                *slot = Some(e.context(format!("asynchronous {name} failed")));
-            }
-        }
+        keep_first_failure(&errors, name, run_host_work(work));
         done.complete();
     }
 }

@@ -12,12 +12,12 @@ use super::ffi::{CuEvent, CuStream, EVENT_DEFAULT, STREAM_NON_BLOCKING};
 use super::fill::{plan_fill, repeated, FillStep};
 use super::kernel::CudaKernel;
 use crate::plugin::foundation::error::{Error, Result};
-use crate::plugin::foundation::worker_pool::panic_text;
-use crate::plugin::{Guard, HostWork, Stream, StreamEvent, StreamOp};
+use crate::plugin::{
+    keep_first_failure, run_host_work, Guard, HostWork, Stream, StreamEvent, StreamOp,
+};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::ffi::c_void;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 pub struct CudaStream {
@@ -127,16 +127,7 @@ unsafe extern "C" fn run_host_step(data: *mut c_void) {
     // SAFETY: `data` is the `Box<HostStep>` leaked by `host_step`, given to us once.
     let step = unsafe { Box::from_raw(data as *mut HostStep) };
     let HostStep { name, work, error } = *step;
-    let result = match catch_unwind(AssertUnwindSafe(work)) {
-        Ok(r) => r,
-        Err(panic) => Err(Error::unknown(format!("panicked: {}", panic_text(&panic)))),
-    };
-    if let Err(e) = result {
-        let mut slot = error.lock();
-        if slot.is_none() {
-            *slot = Some(e.context(format!("asynchronous {name} failed")));
-        }
-    }
+    keep_first_failure(&error, name, run_host_work(work));
 }
 
 impl Stream for CudaStream {

@@ -8,11 +8,10 @@
 use super::event::HostEvent;
 use super::memory;
 use crate::plugin::foundation::error::{Error, Result};
-use crate::plugin::foundation::worker_pool::{panic_text, WorkerPool};
-use crate::plugin::{Guard, HostWork, Stream, StreamEvent, StreamOp};
+use crate::plugin::foundation::worker_pool::WorkerPool;
+use crate::plugin::{run_host_work, Guard, HostWork, Stream, StreamEvent, StreamOp};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -150,11 +149,7 @@ impl HostStream {
                         return;
                     }
                 }
-                let result = match catch_unwind(AssertUnwindSafe(work)) {
-                    Ok(r) => r,
-                    Err(panic) => Err(Error::unknown(format!("panicked: {}", panic_text(&panic)))),
-                };
-                if let Err(e) = result {
+                if let Err(e) = run_host_work(work) {
                     let mut s = self.state.lock();
                     let number = s.enqueued - s.pending.len() as u64;
                     s.error = Some(Error::new(

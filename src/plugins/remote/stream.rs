@@ -9,7 +9,7 @@
 use super::device::RemoteDevice;
 use super::program::RemoteKernel;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
-use crate::plugin::{CopyDirection, Device, Guard, Stream, StreamEvent, StreamOp};
+use crate::plugin::{run_host_work, CopyDirection, Device, Guard, Stream, StreamEvent, StreamOp};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -255,7 +255,7 @@ fn run(d: &RemoteDevice, op: StreamOp) -> Result<()> {
             config,
             args,
         } => kernel.launch(&config, &args),
-        StreamOp::Host(work) => work(),
+        StreamOp::Host(work) => run_host_work(work),
     }
 }
 

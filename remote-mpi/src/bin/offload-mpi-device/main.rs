@@ -142,7 +142,10 @@ fn main() -> ExitCode {
         replies: InFlight::default(),
     };
     let mut code = server.run();
-    if let Err(e) = server.transport.finish(app, &mut server.replies) {
+    // The last replies are waited for (a server that failed leaves them to MPI).
+    if code != 0 {
+        server.replies = InFlight::default();
+    } else if let Err(e) = server.transport.finish(app, &mut server.replies) {
         eprintln!("offload-mpi-device: the last replies were not taken: {e}");
         code = 1;
     }
@@ -207,10 +210,11 @@ impl Server {
                     unreadable = 0;
                     b
                 }
+                // Earlier replies not taken.
+                Err(e) => return self.app_gone(&e.text),
                 // A request whose bytes never came: without them there is no tag to
                 // answer on; the next request is served. MPI failing again and again
                 // is the end.
-                Err(e) => return self.app_gone(&e.text),
                 Ok(Err(e)) => {
                     eprintln!("offload-mpi-device: a request did not come whole: {e}");
                     unreadable += 1;
