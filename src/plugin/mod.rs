@@ -17,8 +17,8 @@ pub use program::{
     own_kernel, GlobalVariable, Kernel, KernelArgs, LaunchConfig, Program, SymbolKind,
 };
 pub use stream::{
-    keep_first_failure, run_host_work, CopyDirection, Guard, HostWork, Stream, StreamEvent,
-    StreamOp,
+    keep_first_failure, own_event, own_event_arc, run_host_work, CopyDirection, Guard, HostWork,
+    Stream, StreamEvent, StreamOp,
 };
 pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, EXTENSION_BASE};
 

@@ -114,3 +114,29 @@ pub trait StreamEvent: Send + Sync {
     /// The same, keeping a reference: a stream that waits holds the event.
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
 }
+
+/// `event` as backend type `E`, for a stream or an event of that backend; refused,
+/// naming what was expected, when it is another backend's (`whose`: "a CUDA device" and
+/// so on). The runtime bridges waits across backends and times only events of one
+/// device, so this refusal is a backstop.
+pub fn own_event<'a, E: 'static>(event: &'a dyn StreamEvent, whose: &str) -> Result<&'a E> {
+    event
+        .as_any()
+        .downcast_ref::<E>()
+        .ok_or_else(|| not_an_event_of(whose))
+}
+
+/// As `own_event`, keeping a reference to the event.
+pub fn own_event_arc<E: Send + Sync + 'static>(
+    event: &Arc<dyn StreamEvent>,
+    whose: &str,
+) -> Result<Arc<E>> {
+    Arc::clone(event)
+        .into_any()
+        .downcast::<E>()
+        .map_err(|_| not_an_event_of(whose))
+}
+
+fn not_an_event_of(whose: &str) -> Error {
+    Error::invalid_argument(format!("the event is not an event of {whose}"))
+}

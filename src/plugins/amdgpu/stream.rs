@@ -25,8 +25,12 @@ use super::queue::AqlQueue;
 use super::signal::PooledSignal;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{
-    CopyDirection, Guard, HostWork, Kernel, KernelArgs, LaunchConfig, Stream, StreamEvent, StreamOp,
+    own_event, own_kernel, CopyDirection, Guard, HostWork, Kernel, KernelArgs, LaunchConfig,
+    Stream, StreamEvent, StreamOp,
 };
+
+/// Whose kernels and events this stream takes (in refusals of another backend's).
+const WHOSE: &str = "an AMDGPU device";
 use parking_lot::Mutex;
 use std::any::Any;
 use std::collections::VecDeque;
@@ -145,7 +149,7 @@ impl AmdgpuStream {
         config: &LaunchConfig,
         args: &KernelArgs,
     ) -> Result<()> {
-        let amd = crate::plugin::own_kernel::<AmdgpuKernel>(kernel.as_ref(), "an AMDGPU device")?;
+        let amd = own_kernel::<AmdgpuKernel>(kernel.as_ref(), WHOSE)?;
         if !Arc::ptr_eq(amd.device(), &self.device) {
             return Err(Error::invalid_argument(format!(
                 "kernel '{}' was loaded on {}, not on this queue's {}",
@@ -421,12 +425,7 @@ impl Stream for AmdgpuStream {
     }
 
     fn wait(&self, event: &Arc<dyn StreamEvent>) -> Result<()> {
-        let amd = event
-            .as_any()
-            .downcast_ref::<AmdgpuEvent>()
-            .ok_or_else(|| {
-                Error::invalid_argument("an AMDGPU stream waits directly only on AMDGPU events")
-            })?;
+        let amd = own_event::<AmdgpuEvent>(event.as_ref(), WHOSE)?;
         if amd.signal.is_done() {
             return Ok(());
         }
@@ -516,9 +515,7 @@ impl StreamEvent for AmdgpuEvent {
     }
 
     fn elapsed_ms(&self, end: &dyn StreamEvent) -> Result<f32> {
-        let end = end.as_any().downcast_ref::<AmdgpuEvent>().ok_or_else(|| {
-            Error::invalid_argument("EndEvent is not an event of an AMDGPU device")
-        })?;
+        let end = own_event::<AmdgpuEvent>(end, WHOSE)?;
         if !Arc::ptr_eq(&self.device, &end.device) {
             return Err(Error::invalid_argument(
                 "the two events are of different AMDGPU devices",

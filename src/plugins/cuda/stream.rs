@@ -13,8 +13,12 @@ use super::fill::{plan_fill, repeated, FillStep};
 use super::kernel::CudaKernel;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{
-    keep_first_failure, run_host_work, Guard, HostWork, Stream, StreamEvent, StreamOp,
+    keep_first_failure, own_event, own_kernel, run_host_work, Guard, HostWork, Stream, StreamEvent,
+    StreamOp,
 };
+
+/// Whose kernels and events this stream takes (in refusals of another backend's).
+const WHOSE: &str = "a CUDA device";
 use parking_lot::Mutex;
 use std::any::Any;
 use std::ffi::c_void;
@@ -50,8 +54,7 @@ impl CudaStream {
                 config,
                 args,
             } => {
-                let cuda =
-                    crate::plugin::own_kernel::<CudaKernel>(kernel.as_ref(), "a CUDA device")?;
+                let cuda = own_kernel::<CudaKernel>(kernel.as_ref(), WHOSE)?;
                 kernel.check_args(&args)?;
                 // The argument buffer is passed by value: the driver copies it now.
                 cuda.launch_on(self.stream, &config, &args)
@@ -155,9 +158,7 @@ impl Stream for CudaStream {
     }
 
     fn wait(&self, event: &Arc<dyn StreamEvent>) -> Result<()> {
-        let cuda = event.as_any().downcast_ref::<CudaEvent>().ok_or_else(|| {
-            Error::invalid_argument("a CUDA stream waits directly only on CUDA events")
-        })?;
+        let cuda = own_event::<CudaEvent>(event.as_ref(), WHOSE)?;
         self.context.make_current()?;
         self.context
             .driver()
@@ -215,10 +216,7 @@ impl StreamEvent for CudaEvent {
     }
 
     fn elapsed_ms(&self, end: &dyn StreamEvent) -> Result<f32> {
-        let end = end
-            .as_any()
-            .downcast_ref::<CudaEvent>()
-            .ok_or_else(|| Error::invalid_argument("EndEvent is not an event of a CUDA device"))?;
+        let end = own_event::<CudaEvent>(end, WHOSE)?;
         self.synchronize()?;
         end.synchronize()?;
         self.context

@@ -3,7 +3,7 @@
 
 use super::stream::{HostStream, SYNC_SPIN};
 use crate::plugin::foundation::error::{Error, Result};
-use crate::plugin::StreamEvent;
+use crate::plugin::{own_event, StreamEvent};
 use parking_lot::{Condvar, Mutex};
 use std::any::Any;
 use std::sync::Arc;
@@ -84,9 +84,7 @@ impl StreamEvent for HostEvent {
     }
 
     fn elapsed_ms(&self, end: &dyn StreamEvent) -> Result<f32> {
-        let end = end.as_any().downcast_ref::<HostEvent>().ok_or_else(|| {
-            Error::invalid_argument("EndEvent is not an event of the host device")
-        })?;
+        let end = own_event::<HostEvent>(end, "the host device")?;
         let (t0, t1) = (self.completion(), end.completion());
         Ok(if t1 >= t0 {
             t1.duration_since(t0).as_secs_f64() as f32 * 1000.0

@@ -9,7 +9,7 @@ use super::event::HostEvent;
 use super::memory;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::foundation::worker_pool::WorkerPool;
-use crate::plugin::{run_host_work, Guard, HostWork, Stream, StreamEvent, StreamOp};
+use crate::plugin::{own_event_arc, run_host_work, Guard, HostWork, Stream, StreamEvent, StreamOp};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -269,12 +269,7 @@ impl Stream for HostStreamHandle {
             return Ok(());
         }
         // An event of another backend is bridged by the runtime, never given here.
-        let host = Arc::clone(event)
-            .into_any()
-            .downcast::<HostEvent>()
-            .map_err(|_| {
-                Error::invalid_argument("a host stream waits directly only on host events")
-            })?;
+        let host = own_event_arc::<HostEvent>(event, "the host device")?;
         self.0.push(Command::Wait(host));
         Ok(())
     }

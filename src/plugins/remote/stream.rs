@@ -9,7 +9,9 @@
 use super::device::RemoteDevice;
 use super::program::RemoteKernel;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
-use crate::plugin::{run_host_work, CopyDirection, Device, Guard, Stream, StreamEvent, StreamOp};
+use crate::plugin::{
+    own_event, run_host_work, CopyDirection, Device, Guard, Stream, StreamEvent, StreamOp,
+};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -318,12 +320,7 @@ impl StreamEvent for RemoteEvent {
     }
 
     fn elapsed_ms(&self, end: &dyn StreamEvent) -> Result<f32> {
-        let end = end.as_any().downcast_ref::<RemoteEvent>().ok_or_else(|| {
-            Error::new(
-                ErrorCode::InvalidEvent,
-                "elapsed time between events of different backends",
-            )
-        })?;
+        let end = own_event::<RemoteEvent>(end, "a remote device")?;
         let (start, stop) = (self.time(), end.time());
         let ms = if stop >= start {
             stop.duration_since(start).as_secs_f32() * 1000.0
