@@ -69,12 +69,12 @@ fn host_function_panics_and_waits_on_a_busy_pool() {
     }
     assert_eq!(after.load(Ordering::SeqCst), waiters.len());
     // Queues made and destroyed for ever leave no trace: finished streams are forgotten.
-    let before = rt.streams.lock().len();
+    let before = rt.retired.lock().len();
     for _ in 0..100 {
         let handle = rt.create_queue(&device).unwrap();
         rt.destroy_queue(handle).unwrap();
     }
-    let after = rt.streams.lock().len();
+    let after = rt.retired.lock().len();
     assert!(
         after <= before + 1,
         "{before} streams remembered, then {after}"

@@ -23,13 +23,10 @@ pub struct Runtime {
     pub events: HandleTable<Event>,
     pub programs: HandleTable<Program>,
     pub symbols: HandleTable<Symbol>,
-    /// Commands not yet finished on any queue, destroyed ones included.
-    /// Every stream queues were made with, so shutdown can wait for their work (also
-    /// of queues already destroyed, whose streams live while work remains).
-    pub streams: parking_lot::Mutex<Vec<std::sync::Weak<dyn crate::plugin::Stream>>>,
-    /// The streams of destroyed queues whose work had not finished (a backend's stream
-    /// handle may go with its queue while its work runs on): kept until it has, so that
-    /// shutdown waits for it too.
+    /// The streams of destroyed queues that may still run work: work not finished yet,
+    /// or a queue still held elsewhere (the Rust API). A backend's stream handle may go
+    /// with its queue while the work runs on, so the runtime keeps it: shutdown waits
+    /// for these and for the live queues' streams.
     pub retired: parking_lot::Mutex<Vec<Arc<dyn crate::plugin::Stream>>>,
     /// The timeline of `OFFLOAD_PROFILE`.
     pub profile: Arc<crate::runtime::profile::Profile>,
@@ -74,7 +71,6 @@ impl Runtime {
             events: HandleTable::default(),
             programs: HandleTable::default(),
             symbols: HandleTable::default(),
-            streams: Default::default(),
             retired: Default::default(),
             profile: Default::default(),
         })
@@ -82,9 +78,9 @@ impl Runtime {
 
     /// Finishes outstanding work and releases every resource.
     pub fn shut_down(&self) {
-        let streams = std::mem::take(&mut *self.streams.lock());
+        let queues = self.queues.drain();
         let retired = std::mem::take(&mut *self.retired.lock());
-        let live = streams.iter().filter_map(std::sync::Weak::upgrade);
+        let live = queues.iter().map(|q| q.stream.clone());
         for stream in live.chain(retired) {
             // Errors were the queues' to report; shutdown only waits.
             let _ = stream.synchronize();
@@ -93,7 +89,7 @@ impl Runtime {
         self.symbols.drain();
         self.programs.drain();
         self.events.drain();
-        self.queues.drain();
+        drop(queues);
         self.memory.shutdown();
     }
 

@@ -3,7 +3,7 @@
 
 use crate::memory::AllocationInfo;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
-use crate::plugin::{CopyDirection, InfoValue, StreamOp};
+use crate::plugin::{CopyDirection, InfoValue, Stream, StreamOp};
 use crate::runtime::context::Runtime;
 use crate::runtime::event::{Event, EventInfo};
 use crate::runtime::platform::Device;
@@ -21,20 +21,12 @@ pub struct CopySide<'a> {
 impl Runtime {
     pub fn create_queue(&self, device: &Arc<Device>) -> Result<usize> {
         let stream = device.imp.create_stream()?;
-        {
-            // Streams that finished and were dropped need no waiting at shutdown: pruned
-            // here, so a program that makes queues for ever does not grow this list.
-            let mut streams = self.streams.lock();
-            streams.retain(|s| s.strong_count() > 0);
-            streams.push(Arc::downgrade(&stream));
-        }
         let queue = Arc::new(Queue::new(device.clone(), stream, self.profile.clone()));
         Ok(self.queues.insert(queue))
     }
 
-    /// Ends the handle's life without waiting: enqueued work still completes.
-    /// As LLVM's: the work already queued is not waited for; it runs on, and the last
-    /// `olShutDown` waits for it.
+    /// Ends the handle's life without waiting, as LLVM's: the work already queued runs
+    /// on, and the last `olShutDown` waits for it.
     pub fn destroy_queue(&self, handle: usize) -> Result<()> {
         let queue = self.queues.remove(handle).ok_or_else(|| {
             Error::new(
@@ -42,11 +34,14 @@ impl Runtime {
                 format!("Queue {handle:#x} is not a live queue"),
             )
         })?;
+        // Kept while work may still come or run (a stream someone else holds, through
+        // the queue, can still be given work); the rest are let go here, so a program
+        // that makes queues for ever does not grow the list.
+        let may_run = |stream: &Arc<dyn Stream>| Arc::strong_count(stream) > 1 || !stream.is_idle();
         let mut retired = self.retired.lock();
-        retired.retain(|stream| !stream.is_idle());
-        if !queue.stream.is_idle() {
-            retired.push(queue.stream.clone());
-        }
+        retired.push(queue.stream.clone());
+        drop(queue);
+        retired.retain(may_run);
         Ok(())
     }
 
