@@ -314,42 +314,41 @@ impl Transport {
         let started = Instant::now();
         let mut looked = Instant::now();
         let mut backoff = Backoff::new();
+        // The first look failed above: each round pauses, then looks again.
         loop {
+            // The clock is read now and then while spinning (it costs as much as a poll).
+            if backoff.time_to_look() {
+                let waited = started.elapsed();
+                let (late, limit) = match wait {
+                    Wait::Within(limit) => (waited >= limit, limit),
+                    _ => {
+                        if looked.elapsed() >= LOOK {
+                            self.take_heartbeats(source);
+                            looked = Instant::now();
+                        }
+                        (
+                            waited.min(self.silence(source)) > self.timeout,
+                            self.timeout,
+                        )
+                    }
+                };
+                if late {
+                    return Err(Failure {
+                        kind: FailureKind::Silent,
+                        text: format!(
+                            "no message and no sign of life for {:.1} s",
+                            limit.as_secs_f64()
+                        ),
+                        buffer_in_use: false,
+                    });
+                }
+                self.stall_hook();
+            }
+            backoff.pause();
             if let Some(matched) = pending::probe(comm, source, tag).map_err(Failure::failed)? {
                 self.note_heard(source);
                 return Ok(matched);
             }
-            // The clock is read now and then while spinning (it costs as much as a poll).
-            if !backoff.time_to_look() {
-                backoff.pause();
-                continue;
-            }
-            let waited = started.elapsed();
-            let (late, limit) = match wait {
-                Wait::Within(limit) => (waited >= limit, limit),
-                _ => {
-                    if looked.elapsed() >= LOOK {
-                        self.take_heartbeats(source);
-                        looked = Instant::now();
-                    }
-                    (
-                        waited.min(self.silence(source)) > self.timeout,
-                        self.timeout,
-                    )
-                }
-            };
-            if late {
-                return Err(Failure {
-                    kind: FailureKind::Silent,
-                    text: format!(
-                        "no message and no sign of life for {:.1} s",
-                        limit.as_secs_f64()
-                    ),
-                    buffer_in_use: false,
-                });
-            }
-            self.stall_hook();
-            backoff.pause();
         }
     }
 
