@@ -42,6 +42,25 @@ static inline bool find_remote_and_host(ol_device_handle_t device, void *user_da
   return true;
 }
 
+/* The start of a remote benchmark run as `mpirun -np 1 offload-mpi-device : -np 1 prog
+ * bench_kernels.so`: checks the command line, initialises liboffload and finds the
+ * devices. Answers 0, or the exit status: 2 for a wrong command line, 77 (skipped)
+ * without a remote device. */
+static inline int start_remote_bench(int argc, char **argv, struct remote_and_host *found) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: mpirun -np 1 offload-mpi-device : -np 1 %s bench_kernels.so\n",
+            argv[0]);
+    return 2;
+  }
+  check(olInit(), "olInit");
+  check(olIterateDevices(find_remote_and_host, found), "olIterateDevices");
+  if (!found->remote) {
+    printf("skipped: no remote device (run under mpirun with offload-mpi-device)\n");
+    return 77;
+  }
+  return 0;
+}
+
 /* The whole file at `path` (its length in *length); exits when it cannot be read. */
 static inline char *read_whole_file(const char *path, size_t *length) {
   FILE *file = fopen(path, "rb");

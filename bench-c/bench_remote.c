@@ -23,17 +23,9 @@ static void report(const char *name, double *samples, double scale) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: mpirun -np 1 offload-mpi-device : -np 1 %s bench_kernels.so\n", argv[0]);
-    return 2;
-  }
-  check(olInit(), "olInit");
   struct remote_and_host f = {0};
-  check(olIterateDevices(find_remote_and_host, &f), "olIterateDevices");
-  if (!f.remote) {
-    printf("skipped: no remote device (run under mpirun with offload-mpi-device)\n");
-    return 77;
-  }
+  int status = start_remote_bench(argc, argv, &f);
+  if (status != 0) return status;
   const size_t sizes[] = {4096, 1 << 20, 64 << 20, (size_t)1 << 30};
   /* 1 GiB takes a quarter second a copy: fewer samples. */
   const int counts[] = {BENCH_SAMPLES, BENCH_SAMPLES, BENCH_SAMPLES, 7};

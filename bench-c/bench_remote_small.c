@@ -50,18 +50,9 @@ static void measure(const char *name, struct run *r, void (*op)(struct run *)) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: mpirun -np 1 offload-mpi-device : -np 1 %s bench_kernels.so\n",
-            argv[0]);
-    return 2;
-  }
-  check(olInit(), "olInit");
   struct remote_and_host f = {0};
-  check(olIterateDevices(find_remote_and_host, &f), "olIterateDevices");
-  if (!f.remote) {
-    printf("skipped: no remote device (run under mpirun with offload-mpi-device)\n");
-    return 77;
-  }
+  int status = start_remote_bench(argc, argv, &f);
+  if (status != 0) return status;
   struct run r = {.f = &f};
   r.buf = aligned_alloc(4096, SIZE);
   memset(r.buf, 1, SIZE);
