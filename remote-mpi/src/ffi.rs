@@ -5,6 +5,7 @@
 //! failure (-1), never an unwinding across the C boundary.
 
 use crate::abi;
+use crate::aligned_bytes::AlignedBytes;
 use crate::transport::{Failure, FailureKind, Transport, Wait};
 use parking_lot::RwLock;
 use std::cell::RefCell;
@@ -183,12 +184,11 @@ pub unsafe extern "C" fn offload_mpi_receive(
         }
         let wait = micros(timeout_us).map_or(Wait::Live, Wait::Within);
         call(|t| {
-            let data = t.receive(source, tag, wait)?.into_boxed_slice();
-            let len = data.len() as u64;
+            let (data, len) = t.receive(source, tag, wait)?.into_raw();
             // SAFETY: checked non-NULL; the caller's writable locations.
             unsafe {
-                *out_len = len;
-                *out = Box::into_raw(data).cast::<u8>();
+                *out_len = len as u64;
+                *out = data;
             }
             Ok(())
         })
@@ -285,8 +285,8 @@ unsafe fn bytes_of<'a>(data: *const u8, len: u64) -> &'a [u8] {
 pub unsafe extern "C" fn offload_mpi_free(data: *mut u8, len: u64) {
     boundary("offload_mpi_free", (), || {
         if !data.is_null() {
-            // SAFETY: rebuilt from the box `offload_mpi_receive` leaked, same length.
-            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(data, len as usize)) });
+            // SAFETY: what `offload_mpi_receive` handed out, with its length.
+            drop(unsafe { AlignedBytes::from_raw(data, len as usize) });
         }
     })
 }

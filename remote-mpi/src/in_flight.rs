@@ -5,6 +5,7 @@
 //! the deadlines still hold: while a reply is open, the wait for the next request is
 //! under the liveness rule for it.
 
+use crate::aligned_bytes::AlignedBytes;
 use crate::pending::{self, Abandoned, Pending};
 use crate::transport::{Failure, FailureKind, Transport, Wait, LOOK_EVERY};
 use std::time::Instant;
@@ -14,7 +15,7 @@ use std::time::Instant;
 #[derive(Default)]
 pub struct InFlight {
     requests: Vec<Pending>,
-    buffers: Vec<Vec<u8>>,
+    buffers: Vec<Box<dyn AsRef<[u8]> + Send>>,
 }
 
 impl InFlight {
@@ -54,17 +55,17 @@ impl Transport {
         &self,
         dest: i32,
         tag: i32,
-        data: Vec<u8>,
+        data: impl AsRef<[u8]> + Send + 'static,
         in_flight: &mut InFlight,
     ) -> Result<(), Failure> {
         self.check_rank(dest)?;
         self.stall_hook();
         // SAFETY: the bytes move into `in_flight` (their heap buffer stays where it is),
         // which holds them until MPI is done or leaves them to MPI.
-        let request =
-            unsafe { Pending::send(self.comm(tag), dest, tag, &data) }.map_err(Failure::failed)?;
+        let request = unsafe { Pending::send(self.comm(tag), dest, tag, data.as_ref()) }
+            .map_err(Failure::failed)?;
         in_flight.requests.push(request);
-        in_flight.buffers.push(data);
+        in_flight.buffers.push(Box::new(data));
         Ok(())
     }
 
@@ -97,7 +98,7 @@ impl Transport {
         source: i32,
         tag: i32,
         in_flight: &mut InFlight,
-    ) -> Result<Result<Vec<u8>, Failure>, Failure> {
+    ) -> Result<Result<AlignedBytes, Failure>, Failure> {
         self.check_rank(source)?;
         let comm = self.comm(tag);
         let mut progress = Instant::now();

@@ -3,6 +3,7 @@
 //! no heartbeat) for the timeout is abandoned and fails, naming what had moved.
 
 use crate::abi;
+use crate::aligned_bytes::AlignedBytes;
 use crate::pending::{self, Abandoned, Pending};
 use mpi::environment::Universe;
 use mpi::ffi;
@@ -215,7 +216,7 @@ impl Transport {
 
     /// A message of `source` with `tag` if one has come (received whole, within the
     /// liveness rule), else `None` at once.
-    fn take(&self, source: i32, tag: i32) -> Result<Option<Vec<u8>>, Failure> {
+    fn take(&self, source: i32, tag: i32) -> Result<Option<AlignedBytes>, Failure> {
         match self.wait_message(source, tag, Wait::Within(Duration::ZERO)) {
             Ok((message, size)) => self.receive_matched(source, message, size).map(Some),
             Err(e) if e.kind == FailureKind::Silent => Ok(None),
@@ -229,9 +230,9 @@ impl Transport {
         source: i32,
         message: mpi::ffi::MPI_Message,
         size: usize,
-    ) -> Result<Vec<u8>, Failure> {
+    ) -> Result<AlignedBytes, Failure> {
         self.note_heard(source);
-        let mut data = vec![0u8; size];
+        let mut data = AlignedBytes::zeroed(size);
         if size <= WHOLE_ON_ARRIVAL {
             // SAFETY: a matched message and a buffer of exactly its size.
             unsafe { pending::receive_matched_now(message, &mut data) }.map_err(Failure::failed)?;
@@ -286,7 +287,7 @@ impl Transport {
     }
 
     /// Receives the next message of `source` with `tag`, waiting as `wait` says.
-    pub fn receive(&self, source: i32, tag: i32, wait: Wait) -> Result<Vec<u8>, Failure> {
+    pub fn receive(&self, source: i32, tag: i32, wait: Wait) -> Result<AlignedBytes, Failure> {
         let (message, size) = self.wait_message(source, tag, wait)?;
         self.receive_matched(source, message, size)
     }

@@ -284,7 +284,7 @@ impl Fuzzer {
             b
         } else {
             let request = request(&mut self.rng, &self.known);
-            wire::envelope(tag, &request)
+            wire::envelope(tag, &request).to_vec()
         };
         if kind >= 15 && self.rng.chance(30) {
             let body = bytes.split_off(4.min(bytes.len()));

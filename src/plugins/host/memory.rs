@@ -1,6 +1,7 @@
 //! Raw host memory for the host device: aligned allocation, copies and fills.
 
 use super::parallel::parallel_for;
+use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, Result};
 use std::alloc::Layout;
 
@@ -56,7 +57,7 @@ pub fn copy(dst: usize, src: usize, size: usize) {
         // SAFETY: the C caller guarantees both ranges are valid host memory of `size`
         // bytes (the runtime has checked the ranges of known allocations); `copy` allows
         // overlap.
-        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+        unsafe { copy::move_bytes(dst as *mut u8, src as *const u8, size) };
     };
     let disjoint = dst.abs_diff(src) >= size;
     if !disjoint || size < PARALLEL_MIN {
@@ -65,7 +66,7 @@ pub fn copy(dst: usize, src: usize, size: usize) {
     let done = in_parallel_pieces(size, PARALLEL_CHUNK, &|at, n| {
         // SAFETY: as above, and the ranges do not overlap; each piece lies inside them
         // and is copied by exactly one thread.
-        unsafe { std::ptr::copy_nonoverlapping((src + at) as *const u8, (dst + at) as *mut u8, n) };
+        unsafe { copy::copy_bytes((dst + at) as *mut u8, (src + at) as *const u8, n) };
     });
     if !done {
         whole();

@@ -6,6 +6,7 @@ use super::program::{RemoteKernel, RemoteProgram, ServerProgram};
 use super::session::Session;
 use super::stream::RemoteStream;
 use super::wire::{Reply, Request, INLINE_LIMIT};
+use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::{
     AllocKind, Device, DeviceInfo, DeviceType, InfoValue, LaunchConfig, Program, Stream,
@@ -275,7 +276,7 @@ impl Device for RemoteDevice {
             let request = Request::WriteInline {
                 device: to.device,
                 address: dst as u64,
-                data: data.to_vec(),
+                data: copy::to_vec(data),
             };
             return self
                 .session

@@ -6,6 +6,7 @@ use super::abi::{
     CloseFn, ErrorFn, FreeFn, OpenFn, ReceiveFn, ReceiveFragmentsFn, SendFn, SendFragmentsFn,
     SilenceFn, VersionFn, ABI_VERSION, GAVE_UP, LIBRARY, OK, SILENT,
 };
+use crate::plugin::foundation::copy;
 use crate::plugin::foundation::vendor_library::VendorLibrary;
 use std::ffi::{c_int, CStr};
 use std::path::{Path, PathBuf};
@@ -165,7 +166,7 @@ impl Link {
             Vec::new()
         } else {
             // SAFETY: the transport's buffer of `len` bytes, copied before it is freed.
-            unsafe { std::slice::from_raw_parts(data, len as usize) }.to_vec()
+            copy::to_vec(unsafe { std::slice::from_raw_parts(data, len as usize) })
         };
         // SAFETY: exactly what `receive` handed out.
         unsafe { (self.free)(data, len) };

@@ -12,6 +12,7 @@ use super::fragments::DEFAULT_FRAGMENT;
 use super::link::{Link, LinkError};
 use super::settings::{start_timeout, timeout};
 use super::wire::{self, Reply, Request};
+use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -371,7 +372,7 @@ impl Session {
                 incoming.len()
             ))),
             Reply::Data(data) => {
-                incoming.copy_from_slice(&data);
+                copy::copy_slice(incoming, &data);
                 Ok(Reply::Data(Vec::new()))
             }
             reply => Ok(reply),

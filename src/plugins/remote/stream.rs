@@ -8,6 +8,7 @@
 
 use super::device::RemoteDevice;
 use super::program::RemoteKernel;
+use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::{
     own_event, run_host_work, CopyDirection, Device, Guard, Stream, StreamEvent, StreamOp,
@@ -247,7 +248,7 @@ fn run(d: &RemoteDevice, op: StreamOp) -> Result<()> {
             CopyDirection::DeviceToDevice => d.copy_within_device(dst, src, size),
             CopyDirection::HostToHost => {
                 // SAFETY: the runtime hands two host ranges of `size` bytes.
-                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+                unsafe { copy::move_bytes(dst as *mut u8, src as *const u8, size) };
                 Ok(())
             }
         },

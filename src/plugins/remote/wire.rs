@@ -4,6 +4,8 @@
 //! them but in the fragments that follow (see `fragments`). Decoding never panics: a
 //! short or unknown message is an error naming what was wrong.
 
+use crate::plugin::foundation::aligned_bytes::AlignedBytes;
+use crate::plugin::foundation::copy;
 use crate::plugin::InfoValue;
 
 /// Transfers up to this size travel inside the request (a write) or the reply (a read):
@@ -191,7 +193,8 @@ pub enum Reply {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeError(pub String);
 
-struct Writer(Vec<u8>);
+/// Messages are written into 64-byte aligned buffers (see `AlignedBytes`).
+struct Writer(AlignedBytes);
 
 impl Writer {
     fn u8(&mut self, v: u8) -> &mut Self {
@@ -246,7 +249,7 @@ impl<'a> Reader<'a> {
     fn bytes(&mut self, what: &str) -> Result<Vec<u8>, DecodeError> {
         let n = self.u64(what)?;
         let n = usize::try_from(n).map_err(|_| DecodeError(format!("{what} of {n} bytes")))?;
-        Ok(self.take(n, what)?.to_vec())
+        Ok(copy::to_vec(self.take(n, what)?))
     }
     fn string(&mut self, what: &str) -> Result<String, DecodeError> {
         String::from_utf8(self.bytes(what)?)
@@ -268,12 +271,12 @@ impl<'a> Reader<'a> {
 }
 
 impl Request {
-    pub fn encode(&self) -> Vec<u8> {
-        self.encode_after(Vec::new())
+    pub fn encode(&self) -> AlignedBytes {
+        self.encode_after(AlignedBytes::new())
     }
 
     /// The request's bytes appended to `start`.
-    fn encode_after(&self, start: Vec<u8>) -> Vec<u8> {
+    fn encode_after(&self, start: AlignedBytes) -> AlignedBytes {
         let mut w = Writer(start);
         match self {
             Request::Hello => w.u8(0),
@@ -496,8 +499,8 @@ impl Request {
 
 /// A request as it travels: the tag of its exchange (which its data and reply carry),
 /// then the request.
-pub fn envelope(tag: i32, request: &Request) -> Vec<u8> {
-    request.encode_after(tag.to_le_bytes().to_vec())
+pub fn envelope(tag: i32, request: &Request) -> AlignedBytes {
+    request.encode_after(AlignedBytes::from_slice(&tag.to_le_bytes()))
 }
 
 /// The tag and the request of an `envelope`.
@@ -544,8 +547,8 @@ fn decode_value(r: &mut Reader) -> Result<InfoValue, DecodeError> {
 }
 
 impl Reply {
-    pub fn encode(&self) -> Vec<u8> {
-        let mut w = Writer(Vec::new());
+    pub fn encode(&self) -> AlignedBytes {
+        let mut w = Writer(AlignedBytes::new());
         match self {
             Reply::Done => {
                 w.u8(0);
@@ -570,6 +573,7 @@ impl Reply {
                 w.u8(4).u64(*a).u64(*b);
             }
             Reply::Data(data) => {
+                w.0.reserve_exact(1 + 8 + data.len());
                 w.u8(5).bytes(data);
             }
             Reply::Shared(address) => {
@@ -771,7 +775,7 @@ mod tests {
                     "{request:?} cut at {cut}"
                 );
             }
-            let mut padded = bytes.clone();
+            let mut padded = bytes.to_vec();
             padded.push(0);
             assert!(Request::decode(&padded)
                 .unwrap_err()

@@ -17,6 +17,7 @@ mod queues;
 mod transfer;
 
 use memory::{MemoryTable, Region};
+use offload::plugin::foundation::copy;
 use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::{
     AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs, LaunchConfig, Program,
@@ -443,7 +444,7 @@ impl Server {
                     match in_place {
                         // SAFETY: `own_range` found these bytes inside memory this
                         // process allocated for the device; nothing writes it meanwhile.
-                        Some(at) => data.copy_from_slice(unsafe {
+                        Some(at) => copy::copy_slice(&mut data, unsafe {
                             std::slice::from_raw_parts(at as *const u8, len)
                         }),
                         None => self
@@ -572,7 +573,7 @@ impl Server {
                     // SAFETY: `own_range` found these bytes inside memory this process
                     // allocated for the device; nothing else touches it meanwhile.
                     Some(at) => unsafe {
-                        std::ptr::copy_nonoverlapping(data.as_ptr(), at as *mut u8, data.len())
+                        copy::copy_bytes(at as *mut u8, data.as_ptr(), data.len())
                     },
                     None => self
                         .device(device)?
