@@ -62,8 +62,12 @@ impl Transport {
         self.stall_hook();
         // SAFETY: the bytes move into `in_flight` (their heap buffer stays where it is),
         // which holds them until MPI is done or leaves them to MPI.
-        let request = unsafe { Pending::send(self.comm(tag), dest, tag, data.as_ref()) }
+        let mut request = unsafe { Pending::send(self.comm(tag), dest, tag, data.as_ref()) }
             .map_err(Failure::failed)?;
+        // A short reply is sent at once (MPI's eager protocol): nothing to keep.
+        if request.test().map_err(Failure::failed)?.is_some() {
+            return Ok(());
+        }
         in_flight.requests.push(request);
         in_flight.buffers.push(Box::new(data));
         Ok(())

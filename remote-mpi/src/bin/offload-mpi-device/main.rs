@@ -48,8 +48,8 @@ struct Server {
     kernels: HashMap<u64, (u64, Arc<dyn Kernel>)>,
     next_handle: u64,
     /// A stream per queue of the application, for the launches it queues without
-    /// waiting (and one per device, `SYNCHRONOUS | device`, for the launches it waits
-    /// for), and the first failure of each not yet reported (by `Sync`).
+    /// waiting (launches it waits for run at once), and the first failure of each not
+    /// yet reported (by `Sync`).
     queues: HashMap<u64, Arc<dyn Stream>>,
     queue_failures: HashMap<u64, (ErrorCode, String)>,
     /// Where transferred data lands, reused (touched once, not at every copy).
@@ -64,10 +64,6 @@ struct Server {
     /// Replies posted and not known taken yet: the next request is served meanwhile.
     replies: InFlight,
 }
-
-/// The streams of launches the application waits for, one per device, are
-/// `SYNCHRONOUS | device` among the queues' (whose numbers start at 1 and count up).
-const SYNCHRONOUS: u64 = 1 << 63;
 
 /// The largest image a server takes (it is held whole in memory before it is loaded).
 const MAX_IMAGE: u64 = 4 << 30;
@@ -540,27 +536,28 @@ impl Server {
                     .get(&kernel)
                     .cloned()
                     .ok_or((ErrorCode::InvalidArgument, format!("no kernel {kernel}")))?;
+                let config = LaunchConfig {
+                    dimensions,
+                    num_groups: groups,
+                    group_size,
+                    dyn_shared_memory: dynamic_shared as usize,
+                    cooperative,
+                };
+                let args = KernelArgs { bytes: arguments };
+                if queue == 0 {
+                    // Waited for: run as the application's runtime runs a launch without
+                    // a queue (the host device: on this thread, no worker to wake).
+                    found.check_args(&args).map_err(failed)?;
+                    found.launch(&config, &args).map_err(failed)?;
+                    return Ok((Reply::Done, Outgoing::Nothing));
+                }
                 let op = StreamOp::Launch {
                     kernel: found,
-                    config: LaunchConfig {
-                        dimensions,
-                        num_groups: groups,
-                        group_size,
-                        dyn_shared_memory: dynamic_shared as usize,
-                        cooperative,
-                    },
-                    args: KernelArgs { bytes: arguments },
+                    config,
+                    args,
                 };
-                let key = if queue != 0 {
-                    queue
-                } else {
-                    SYNCHRONOUS | u64::from(device)
-                };
-                let stream = self.queue(key, device)?;
+                let stream = self.queue(queue, device)?;
                 stream.enqueue("olLaunchKernel", op, None).map_err(failed)?;
-                if queue == 0 {
-                    stream.synchronize().map_err(failed)?;
-                }
                 Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::WriteInline {
