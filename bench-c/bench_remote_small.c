@@ -3,7 +3,8 @@
  * single copies of some microseconds each, which this VM's noise swamps; here each
  * sample is the mean of 200 operations, 201 samples per row. "RESULT <name> <us>"
  * lines: a 4 KiB copy host -> remote and remote -> host, an empty launch + sync, a
- * queued launch. Used to compare two servers or two builds (docs/PERFORMANCE.md). */
+ * queued launch. Used to compare two servers or two builds (docs/PERFORMANCE.md).
+ * BENCH_ONLY=<text> runs only the rows whose name holds the text. */
 #include <offload/liboffload.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,11 @@ static void launch_queued(struct run *r) {
   check(olLaunchKernel(r->queue, r->f->remote, r->kernel, NULL, 0, &ONE), "olLaunchKernel");
 }
 
+/* BENCH_ONLY=<text>: only the rows whose name holds it (to profile one kind). */
 static void measure(const char *name, struct run *r, void (*op)(struct run *)) {
+  const char *only = getenv("BENCH_ONLY");
+  if (only != NULL && strstr(name, only) == NULL)
+    return;
   double samples[SAMPLES];
   for (int i = 0; i < SAMPLES; i++) {
     double t0 = now_ns();

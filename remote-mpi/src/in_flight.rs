@@ -7,7 +7,7 @@
 
 use crate::aligned_bytes::AlignedBytes;
 use crate::pending::{self, Abandoned, Pending};
-use crate::transport::{Failure, FailureKind, Transport, Wait, LOOK_EVERY};
+use crate::transport::{Failure, FailureKind, IdleSpin, Transport, Wait, LOOK_EVERY};
 use std::time::Instant;
 
 /// Sends posted and not known complete, each with the bytes it sends, held until MPI is
@@ -107,6 +107,7 @@ impl Transport {
         let comm = self.comm(tag);
         let mut progress = Instant::now();
         let mut polls: u32 = 0;
+        let mut idle = IdleSpin::default();
         loop {
             if self.settle(source, in_flight)? {
                 progress = Instant::now();
@@ -140,8 +141,8 @@ impl Transport {
                 self.stall_hook();
             }
             // A reply is taken within microseconds, and so comes the next request: no
-            // yield or sleep (a blocking MPI wait spins alike).
-            std::hint::spin_loop();
+            // sleep, but the core is yielded after a moment (see `IdleSpin`).
+            idle.pause();
         }
     }
 

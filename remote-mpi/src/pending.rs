@@ -239,24 +239,6 @@ pub unsafe fn receive_matched_now(
     })
 }
 
-/// Waits (for ever) for a message from `source` with `tag`: (its matched handle, its
-/// size).
-pub fn probe_blocking(
-    comm: &SimpleCommunicator,
-    source: i32,
-    tag: i32,
-) -> Result<(ffi::MPI_Message, usize), String> {
-    // SAFETY: the MPI_MESSAGE_NULL constant.
-    let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
-    // SAFETY: plain data MPI fills in.
-    let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid communicator; writable message and status.
-    check("MPI_Mprobe", unsafe {
-        ffi::MPI_Mprobe(source, tag, comm.as_raw(), &mut message, &mut status)
-    })?;
-    Ok((message, size_of(&status)?))
-}
-
 /// The size in bytes of the message `status` describes.
 fn size_of(status: &ffi::MPI_Status) -> Result<usize, String> {
     let mut size = 0;
