@@ -23,15 +23,14 @@ fn launch_config(
     // SAFETY: non-NULL; the caller passes a valid `ol_kernel_launch_size_args_t`.
     let size = unsafe { &*size };
     let dimensions = u32::try_from(size.Dimensions).unwrap_or(u32::MAX);
-    let used = |i: u32, v: u32| if i < dimensions { v } else { 1 };
-    let dims = |d: ol_dimensions_t| [used(0, d.x), used(1, d.y), used(2, d.z)];
-    Ok(LaunchConfig {
+    let extents = |d: ol_dimensions_t| [d.x, d.y, d.z];
+    Ok(LaunchConfig::new(
         dimensions,
-        num_groups: dims(size.NumGroups),
-        group_size: dims(size.GroupSize),
-        dyn_shared_memory: size.DynSharedMemory,
-        cooperative: cooperative(props)?,
-    })
+        extents(size.NumGroups),
+        extents(size.GroupSize),
+        size.DynSharedMemory,
+        cooperative(props)?,
+    ))
 }
 
 fn cooperative(props: *const ol_kernel_launch_prop_t) -> Result<bool> {
@@ -316,7 +315,8 @@ fn max_cooperative(
                 let symbol = live_symbol(rt, kernel, "Kernel")?;
                 let k = symbol.kernel()?;
                 let config = launch_config(size, null())?;
-                crate::runtime::program::check_grid(d, &config)?;
+                let limits = crate::runtime::program::launch_limits(d).tighter(k.limits());
+                crate::plugin::check_grid(limits, &config, &|| d.describe())?;
                 let out = args::out_ptr(out, "MaxGroupCount")?;
                 *out = k.max_cooperative_groups(&config)?;
                 Ok(())

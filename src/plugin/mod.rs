@@ -9,10 +9,12 @@
 
 pub mod foundation;
 pub mod fp;
+pub mod launch_check;
 mod program;
 mod stream;
 mod types;
 
+pub use launch_check::{check_grid, check_launch, LaunchLimits};
 pub use program::{
     own_kernel, GlobalVariable, Kernel, KernelArgs, LaunchConfig, Program, SymbolKind,
 };

@@ -1,5 +1,6 @@
 //! Programs (device images loaded on a device) and their kernels, as backends provide them.
 
+use super::launch_check::{check_launch, LaunchLimits};
 use crate::plugin::foundation::error::Result;
 use std::sync::Arc;
 
@@ -54,6 +55,46 @@ pub struct LaunchConfig {
 }
 
 impl LaunchConfig {
+    /// A launch of `dimensions` dimensions; extents past them are 1 whatever was given
+    /// (the one place they are set so: the C API and the device server build launches
+    /// here, and a backend reads the extents as the driver takes them).
+    pub fn new(
+        dimensions: u32,
+        num_groups: [u32; 3],
+        group_size: [u32; 3],
+        dyn_shared_memory: usize,
+        cooperative: bool,
+    ) -> LaunchConfig {
+        let used = |extents: [u32; 3]| {
+            std::array::from_fn(|i| {
+                if (i as u32) < dimensions {
+                    extents[i]
+                } else {
+                    1
+                }
+            })
+        };
+        LaunchConfig {
+            dimensions,
+            num_groups: used(num_groups),
+            group_size: used(group_size),
+            dyn_shared_memory,
+            cooperative,
+        }
+    }
+
+    /// The same launch with the extents past `dimensions` set to 1 (for a caller that
+    /// built it by hand).
+    pub fn normalized(&self) -> LaunchConfig {
+        LaunchConfig::new(
+            self.dimensions,
+            self.num_groups,
+            self.group_size,
+            self.dyn_shared_memory,
+            self.cooperative,
+        )
+    }
+
     pub fn total_groups(&self) -> u64 {
         self.num_groups.iter().map(|&n| n as u64).product()
     }
@@ -135,10 +176,28 @@ pub trait Kernel: Send + Sync {
         Ok(())
     }
 
+    /// What this kernel itself allows a launch, where less than its device does (its
+    /// registers, its compiled group size, its local memory): `check_launch` holds a
+    /// launch to these too.
+    fn limits(&self) -> LaunchLimits {
+        LaunchLimits::default()
+    }
+
     /// Runs the whole grid and returns when every group is done. Called from the calling
-    /// thread (synchronous launches) or a pool worker (queued launches). The runtime has
-    /// already checked the grid against the device's limits and the argument buffer's size.
-    fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()>;
+    /// thread (synchronous launches) or a pool worker (queued launches), for a launch
+    /// already checked (`check_launch`: the runtime, the device server, or `launch`).
+    fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()>;
+
+    /// Checks the launch against this kernel's limits and runs it (`run`): for a caller
+    /// of the plugin interface itself. The runtime checks against its device's limits
+    /// too, then calls `run`.
+    fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+        let config = config.normalized();
+        check_launch(self, self.limits(), &config, args, &|| {
+            format!("kernel '{}'", self.name())
+        })?;
+        self.run(&config, args)
+    }
 
     /// The work-group size that fills the device for this kernel, given dynamic shared
     /// memory per work-item.
@@ -146,4 +205,31 @@ pub trait Kernel: Send + Sync {
 
     /// The most groups of `config`'s shape that can be resident at once (cooperative launch).
     fn max_cooperative_groups(&self, config: &LaunchConfig) -> Result<u32>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LaunchConfig;
+
+    #[test]
+    fn extents_past_the_dimensions_are_one() {
+        let c = LaunchConfig::new(1, [100, 0, 0], [256, 0, 0], 0, false);
+        assert_eq!((c.num_groups, c.group_size), ([100, 1, 1], [256, 1, 1]));
+        let c = LaunchConfig::new(2, [4, 5, 9], [8, 8, 9], 0, false);
+        assert_eq!((c.num_groups, c.group_size), ([4, 5, 1], [8, 8, 1]));
+        let c = LaunchConfig::new(3, [2, 3, 4], [5, 6, 7], 0, false);
+        assert_eq!((c.num_groups, c.group_size), ([2, 3, 4], [5, 6, 7]));
+        assert_eq!(
+            LaunchConfig::new(0, [9; 3], [9; 3], 0, false).num_groups,
+            [1; 3]
+        );
+        let by_hand = LaunchConfig {
+            dimensions: 2,
+            num_groups: [4, 5, 9],
+            group_size: [8, 8, 9],
+            dyn_shared_memory: 0,
+            cooperative: false,
+        };
+        assert_eq!(by_hand.normalized().group_size, [8, 8, 1]);
+    }
 }

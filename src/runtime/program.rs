@@ -2,7 +2,9 @@
 
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::StreamOp;
-use crate::plugin::{self, GlobalVariable, InfoValue, KernelArgs, LaunchConfig, SymbolKind};
+use crate::plugin::{
+    self, GlobalVariable, InfoValue, KernelArgs, LaunchConfig, LaunchLimits, SymbolKind,
+};
 use crate::runtime::context::Runtime;
 use crate::runtime::platform::Device;
 use crate::runtime::queue::Queue;
@@ -197,23 +199,15 @@ impl Runtime {
                 ));
             }
         }
-        // Checked after the devices, as LLVM does.
+        // Checked after the devices, as LLVM does; a queued launch now, not when it
+        // reaches the front of its queue.
         let kernel = symbol.kernel()?.clone();
-        kernel.check_args(&args)?;
-        check_grid(device, &config)?;
-        if config.cooperative {
-            // Refused now, not when the launch reaches the front of its queue.
-            let most = kernel.max_cooperative_groups(&config)?;
-            if config.total_groups() > most as u64 {
-                return Err(Error::invalid_argument(format!(
-                    "a cooperative launch of {} work-groups cannot run: at most {most} can be resident at once on {}",
-                    config.total_groups(),
-                    device.describe()
-                )));
-            }
-        }
+        let limits = launch_limits(device).tighter(kernel.limits());
+        plugin::check_launch(kernel.as_ref(), limits, &config, &args, &|| {
+            format!("kernel '{}' on {}", symbol.name, device.describe())
+        })?;
         match queue {
-            None => kernel.launch(&config, &args),
+            None => kernel.run(&config, &args),
             Some(q) => q.enqueue(
                 "olLaunchKernel",
                 StreamOp::Launch {
@@ -234,42 +228,7 @@ fn kind_name(kind: SymbolKind) -> &'static str {
     }
 }
 
-/// Checks the grid against API.md's rules and the device's limits.
-pub fn check_grid(device: &Device, config: &LaunchConfig) -> Result<()> {
-    if !(1..=3).contains(&config.dimensions) {
-        return Err(Error::invalid_argument(format!(
-            "LaunchSizeArgs->Dimensions is {}; expected 1, 2 or 3",
-            config.dimensions
-        )));
-    }
-    let used = config.dimensions as usize;
-    for (what, dims) in [
-        ("NumGroups", config.num_groups),
-        ("GroupSize", config.group_size),
-    ] {
-        if let Some(axis) = dims[..used].iter().position(|&n| n == 0) {
-            return Err(Error::invalid_argument(format!(
-                "LaunchSizeArgs->{what}.{} is 0; every used dimension needs at least 1",
-                ["x", "y", "z"][axis]
-            )));
-        }
-    }
-    if let Ok(InfoValue::U32(max)) = device.info(plugin::DeviceInfo::MaxWorkGroupSize) {
-        if config.items_per_group() > max as u64 {
-            return Err(Error::invalid_argument(format!(
-                "a work-group of {} work-items ({:?}) exceeds the device's maximum of {max}",
-                config.items_per_group(),
-                &config.group_size[..used]
-            )));
-        }
-    }
-    if let Ok(InfoValue::U64(max)) = device.info(plugin::DeviceInfo::WorkGroupLocalMemSize) {
-        if config.dyn_shared_memory as u64 > max {
-            return Err(Error::out_of_resources(format!(
-                "DynSharedMemory is {} bytes but the device offers {max} bytes per work-group",
-                config.dyn_shared_memory
-            )));
-        }
-    }
-    Ok(())
+/// What `device` allows a launch (from its info answers, asked once).
+pub fn launch_limits(device: &Device) -> LaunchLimits {
+    LaunchLimits::from_info(|key| device.info(key))
 }

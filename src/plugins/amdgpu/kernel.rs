@@ -133,7 +133,7 @@ impl Kernel for AmdgpuKernel {
         )))
     }
 
-    fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+    fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
         let stream = AmdgpuStream::new(self.facts.device.clone())?;
         let kernel: Arc<dyn Kernel> = Arc::new(self.clone());
         stream.enqueue(

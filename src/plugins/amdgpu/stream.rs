@@ -158,7 +158,6 @@ impl AmdgpuStream {
                 self.device.label()
             )));
         }
-        kernel.check_args(args)?;
         let limit = amd.metadata().max_flat_workgroup_size;
         if limit > 0 && config.items_per_group() > limit {
             // The device's limit was checked by the runtime; the kernel was compiled for

@@ -8,11 +8,10 @@
 
 use super::facts::DeviceFacts;
 use super::ffi::{function_attribute, CuFunction, CuStream};
-use super::launch::grid_and_block;
 use super::program::Module;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::foundation::flags::trace;
-use crate::plugin::{Kernel, KernelArgs, LaunchConfig};
+use crate::plugin::{Kernel, KernelArgs, LaunchConfig, LaunchLimits};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -82,18 +81,9 @@ impl CudaKernel {
                 config.dyn_shared_memory
             ))
         })?;
-        let (grid, block) = grid_and_block(config.dimensions, config.num_groups, config.group_size);
-        let threads = block.iter().map(|&n| n as u64).product::<u64>();
-        if threads > self.max_threads.max(0) as u64 {
-            // The device's limit was checked by the runtime; a kernel's own can be lower.
-            return Err(Error::invalid_argument(format!(
-                "a work-group of {threads} work-items is more than kernel '{}' can have on \
-                 {}: at most {} (its registers or launch bounds limit it)",
-                self.name,
-                self.facts.label(),
-                self.max_threads
-            )));
-        }
+        // The extents as the driver takes them (past the dimensions: 1).
+        let launched = config.normalized();
+        let (grid, block) = (launched.num_groups, launched.group_size);
         let driver = self.module.context().driver();
         let launched = if config.cooperative {
             driver.launch_cooperative(self.function, grid, block, shared, stream, &args.bytes)
@@ -180,7 +170,15 @@ impl Kernel for CudaKernel {
         }
     }
 
-    fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+    /// Its registers or launch bounds can allow fewer threads a block than the device.
+    fn limits(&self) -> LaunchLimits {
+        LaunchLimits {
+            max_group_items: Some(self.max_threads.max(0) as u64),
+            local_memory: None,
+        }
+    }
+
+    fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
         let context = self.module.context();
         context.make_current()?;
         self.launch_on(CuStream::NULL, config, args)?;
@@ -209,7 +207,7 @@ impl Kernel for CudaKernel {
             )));
         }
         // The block as launched: dimensions past `config.dimensions` count as 1.
-        let (_, block) = grid_and_block(config.dimensions, config.num_groups, config.group_size);
+        let block = config.normalized().group_size;
         let threads = block.iter().map(|&n| n as u64).product::<u64>();
         let Ok(block) = i32::try_from(threads) else {
             return Ok(0);

@@ -19,20 +19,6 @@ pub fn extra_params(buffer: *const u8, size: *mut usize) -> [*mut c_void; 5] {
     ]
 }
 
-/// The grid as the driver takes it: unused dimensions are 1.
-pub fn grid_and_block(
-    dimensions: u32,
-    num_groups: [u32; 3],
-    group_size: [u32; 3],
-) -> ([u32; 3], [u32; 3]) {
-    let used = dimensions.clamp(1, 3) as usize;
-    let mut grid = [1u32; 3];
-    let mut block = [1u32; 3];
-    grid[..used].copy_from_slice(&num_groups[..used]);
-    block[..used].copy_from_slice(&group_size[..used]);
-    (grid, block)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,21 +35,5 @@ mod tests {
         assert_eq!(extra[4] as usize, 0x00, "CU_LAUNCH_PARAM_END");
         // SAFETY: extra[3] points to `size`, alive here.
         assert_eq!(unsafe { *(extra[3] as *const usize) }, 24);
-    }
-
-    #[test]
-    fn unused_dimensions_are_one() {
-        assert_eq!(
-            grid_and_block(1, [100, 0, 0], [256, 0, 0]),
-            ([100, 1, 1], [256, 1, 1])
-        );
-        assert_eq!(
-            grid_and_block(2, [4, 5, 9], [8, 8, 9]),
-            ([4, 5, 1], [8, 8, 1])
-        );
-        assert_eq!(
-            grid_and_block(3, [2, 3, 4], [5, 6, 7]),
-            ([2, 3, 4], [5, 6, 7])
-        );
     }
 }

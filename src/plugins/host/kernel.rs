@@ -7,12 +7,13 @@
 //! LLVM's host plugin convention and are called once per launch through libffi, the buffer
 //! unpacked into one pointer-sized value per argument.
 
+use super::facts::MAX_GROUP_SIZE;
 use super::kernel_abi::{HostKernelContext, HostKernelFn};
 use super::memfd_loader::LoadedLibrary;
 use super::parallel::parallel_for;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::foundation::worker_pool::{panic_text, WorkerPool};
-use crate::plugin::{Kernel, KernelArgs, LaunchConfig};
+use crate::plugin::{Kernel, KernelArgs, LaunchConfig, LaunchLimits};
 use parking_lot::{Condvar, Mutex};
 use std::alloc::Layout;
 use std::cell::Cell;
@@ -83,25 +84,12 @@ impl HostKernel {
         config: &LaunchConfig,
         args: &KernelArgs,
     ) -> Result<()> {
-        self.check_args(args)?;
-        self.check_grid(config)?;
         let total = config.total_groups();
         let total = usize::try_from(total).map_err(|_| {
             Error::invalid_argument(format!(
                 "{total} work-groups are more than this machine can count"
             ))
         })?;
-        if config.cooperative {
-            let resident = WorkerPool::global().threads();
-            if total > resident {
-                return Err(Error::invalid_argument(format!(
-                    "a cooperative launch of kernel '{}' asks for {total} work-groups, but at \
-                     most {resident} (one per worker thread) can run at once on the host device",
-                    self.name
-                )));
-            }
-        }
-
         // The header promises a 16-byte aligned buffer; one the allocator placed otherwise
         // is copied once for the whole launch.
         let realigned: Vec<Aligned16>;
@@ -208,31 +196,7 @@ impl HostKernel {
         ))
     }
 
-    fn check_grid(&self, config: &LaunchConfig) -> Result<()> {
-        if !(1..=3).contains(&config.dimensions) {
-            return Err(Error::invalid_argument(format!(
-                "a launch has 1, 2 or 3 dimensions, not {}",
-                config.dimensions
-            )));
-        }
-        if config.num_groups.contains(&0) || config.group_size.contains(&0) {
-            return Err(Error::invalid_argument(format!(
-                "every extent of a launch is at least 1 (groups {:?}, group size {:?})",
-                config.num_groups, config.group_size
-            )));
-        }
-        if config.dyn_shared_memory > self.local_memory {
-            return Err(Error::out_of_resources(format!(
-                "kernel '{}' asks for {} bytes of dynamic shared memory per work-group; the \
-                 host device has {} bytes of local memory (its L2 cache size)",
-                self.name, config.dyn_shared_memory, self.local_memory
-            )));
-        }
-        Ok(())
-    }
-
     fn launch_llvm(&self, address: usize, args: &KernelArgs) -> Result<()> {
-        self.check_args(args)?;
         let mut values: Vec<usize> = args
             .bytes
             .chunks_exact(WORD)
@@ -400,7 +364,16 @@ impl Kernel for HostKernel {
         }
     }
 
-    fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+    /// A work-group of at most `MAX_GROUP_SIZE` items, its dynamic shared memory within
+    /// local memory (the L2 cache's size).
+    fn limits(&self) -> LaunchLimits {
+        LaunchLimits {
+            max_group_items: Some(u64::from(MAX_GROUP_SIZE)),
+            local_memory: Some(self.local_memory as u64),
+        }
+    }
+
+    fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
         match self.convention {
             Convention::HostAbi { function, .. } => self.launch_host_abi(function, config, args),
             Convention::Llvm { address } => self.launch_llvm(address, args),

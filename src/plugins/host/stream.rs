@@ -224,7 +224,7 @@ fn host_work(op: StreamOp, guard: Option<Guard>) -> HostWork {
             kernel,
             config,
             args,
-        } => Box::new(move || kernel.launch(&config, &args)),
+        } => Box::new(move || kernel.run(&config, &args)),
         StreamOp::Host(work) => work,
     };
     match guard {

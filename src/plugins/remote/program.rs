@@ -102,7 +102,7 @@ impl Kernel for RemoteKernel {
         self
     }
 
-    fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+    fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
         self.device.launch(self, config, args.bytes.clone(), 0)
     }
 

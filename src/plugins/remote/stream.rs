@@ -257,7 +257,7 @@ fn run(d: &RemoteDevice, op: StreamOp) -> Result<()> {
             kernel,
             config,
             args,
-        } => kernel.launch(&config, &args),
+        } => kernel.run(&config, &args),
         StreamOp::Host(work) => run_host_work(work),
     }
 }

@@ -20,8 +20,8 @@ use memory::{MemoryTable, Region};
 use offload::plugin::foundation::copy;
 use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::{
-    AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs, LaunchConfig, Program,
-    Stream, StreamOp, SymbolKind,
+    check_launch, AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs,
+    LaunchConfig, LaunchLimits, Program, Stream, StreamOp, SymbolKind,
 };
 use offload::plugins::remote::wire::{self, Reply, Request, INLINE_LIMIT};
 use offload_remote_mpi::in_flight::InFlight;
@@ -536,19 +536,26 @@ impl Server {
                     .get(&kernel)
                     .cloned()
                     .ok_or((ErrorCode::InvalidArgument, format!("no kernel {kernel}")))?;
-                let config = LaunchConfig {
+                let config = LaunchConfig::new(
                     dimensions,
-                    num_groups: groups,
+                    groups,
                     group_size,
-                    dyn_shared_memory: dynamic_shared as usize,
+                    dynamic_shared as usize,
                     cooperative,
-                };
+                );
                 let args = KernelArgs { bytes: arguments };
+                // The one check the application's runtime makes too: a request is not
+                // trusted, and streams run launches unchecked.
+                let on = self.device(device)?;
+                let limits = LaunchLimits::from_info(|key| on.info(key)).tighter(found.limits());
+                check_launch(found.as_ref(), limits, &config, &args, &|| {
+                    format!("kernel {kernel} on device {device}")
+                })
+                .map_err(failed)?;
                 if queue == 0 {
                     // Waited for: run as the application's runtime runs a launch without
                     // a queue (the host device: on this thread, no worker to wake).
-                    found.check_args(&args).map_err(failed)?;
-                    found.launch(&config, &args).map_err(failed)?;
+                    found.run(&config, &args).map_err(failed)?;
                     return Ok((Reply::Done, Outgoing::Nothing));
                 }
                 let op = StreamOp::Launch {
@@ -590,13 +597,13 @@ impl Server {
                     .kernels
                     .get(&kernel)
                     .ok_or((ErrorCode::InvalidArgument, format!("no kernel {kernel}")))?;
-                let config = LaunchConfig {
+                let config = LaunchConfig::new(
                     dimensions,
-                    num_groups: groups,
+                    groups,
                     group_size,
-                    dyn_shared_memory: dynamic_shared as usize,
-                    cooperative: true,
-                };
+                    dynamic_shared as usize,
+                    true,
+                );
                 let n = found.max_cooperative_groups(&config).map_err(failed)?;
                 Ok((Reply::Value(u64::from(n)), Outgoing::Nothing))
             }
