@@ -315,7 +315,7 @@ fn max_cooperative(
                 let symbol = live_symbol(rt, kernel, "Kernel")?;
                 let k = symbol.kernel()?;
                 let config = launch_config(size, null())?;
-                let limits = crate::runtime::program::launch_limits(d).tighter(k.limits());
+                let limits = d.launch_limits().tighter(k.limits());
                 crate::plugin::check_grid(limits, &config, &|| d.describe())?;
                 let out = args::out_ptr(out, "MaxGroupCount")?;
                 *out = k.max_cooperative_groups(&config)?;

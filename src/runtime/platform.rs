@@ -74,6 +74,8 @@ pub struct Device {
     /// Each info answer, asked of the backend once: every key is a fixed property of the
     /// device, and a query is then a table read (callers poll them in loops).
     info_answers: [OnceLock<Result<InfoValue>>; DeviceInfo::COUNT],
+    /// What a launch may ask of the device, from those answers (read at every launch).
+    launch_limits: OnceLock<plugin::LaunchLimits>,
 }
 
 impl Device {
@@ -110,12 +112,21 @@ impl Device {
             imp,
             device_type,
             info_answers: std::array::from_fn(|_| OnceLock::new()),
+            launch_limits: OnceLock::new(),
         }
     }
 
     /// The answer to an info query (the backend is asked once per key).
     pub fn info(&self, key: DeviceInfo) -> Result<InfoValue> {
         self.info_ref(key).clone()
+    }
+
+    /// What a launch may ask of this device (its info answers, read once).
+    #[inline]
+    pub fn launch_limits(&self) -> plugin::LaunchLimits {
+        *self
+            .launch_limits
+            .get_or_init(|| plugin::LaunchLimits::from_info(|key| self.info(key)))
     }
 
     /// `info` without a copy, for the C API's hot path.

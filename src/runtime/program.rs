@@ -2,9 +2,7 @@
 
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::StreamOp;
-use crate::plugin::{
-    self, GlobalVariable, InfoValue, KernelArgs, LaunchConfig, LaunchLimits, SymbolKind,
-};
+use crate::plugin::{self, GlobalVariable, InfoValue, KernelArgs, LaunchConfig, SymbolKind};
 use crate::runtime::context::Runtime;
 use crate::runtime::platform::Device;
 use crate::runtime::queue::Queue;
@@ -202,7 +200,7 @@ impl Runtime {
         // Checked after the devices, as LLVM does; a queued launch now, not when it
         // reaches the front of its queue.
         let kernel = symbol.kernel()?.clone();
-        let limits = launch_limits(device).tighter(kernel.limits());
+        let limits = device.launch_limits().tighter(kernel.limits());
         plugin::check_launch(kernel.as_ref(), limits, &config, &args, &|| {
             format!("kernel '{}' on {}", symbol.name, device.describe())
         })?;
@@ -226,9 +224,4 @@ fn kind_name(kind: SymbolKind) -> &'static str {
         SymbolKind::Kernel => "kernel",
         SymbolKind::GlobalVariable => "global variable",
     }
-}
-
-/// What `device` allows a launch (from its info answers, asked once).
-pub fn launch_limits(device: &Device) -> LaunchLimits {
-    LaunchLimits::from_info(|key| device.info(key))
 }
