@@ -7,6 +7,7 @@
 //! Bookkeeping shared by all backends (pooling, handle tables, validation) lives in
 //! `runtime` and `memory`, not here.
 
+pub mod device_stream;
 pub mod foundation;
 pub mod fp;
 pub mod launch_check;

@@ -256,9 +256,7 @@ impl plugin::Device for AmdgpuDevice {
     }
 
     fn create_stream(&self) -> Result<Arc<dyn plugin::Stream>> {
-        Ok(Arc::new(super::stream::AmdgpuStream::new(
-            self.shared.clone(),
-        )?))
+        Ok(Arc::new(super::stream::new_stream(self.shared.clone())?))
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::device::DeviceShared;
 use super::program::Loaded;
-use super::stream::AmdgpuStream;
+use super::stream::new_stream;
 use crate::image::AmdgpuKernel as KernelMetadata;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{Kernel, KernelArgs, LaunchConfig, Stream, StreamOp};
@@ -134,7 +134,7 @@ impl Kernel for AmdgpuKernel {
     }
 
     fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
-        let stream = AmdgpuStream::new(self.facts.device.clone())?;
+        let stream = new_stream(self.facts.device.clone())?;
         let kernel: Arc<dyn Kernel> = Arc::new(self.clone());
         stream.enqueue(
             "olLaunchKernel",

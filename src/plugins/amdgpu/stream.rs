@@ -23,10 +23,10 @@ use super::kernel::AmdgpuKernel;
 use super::packet::{barrier_and_packet, dispatch_packet, DispatchParams};
 use super::queue::AqlQueue;
 use super::signal::PooledSignal;
+use crate::plugin::device_stream::{DeviceStream, HostErrors, HostStep, StreamHooks};
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{
-    own_event, own_kernel, CopyDirection, Guard, HostWork, Kernel, KernelArgs, LaunchConfig,
-    Stream, StreamEvent, StreamOp,
+    own_event, CopyDirection, HostWork, Kernel, KernelArgs, LaunchConfig, StreamEvent,
 };
 
 /// Whose kernels and events this stream takes (in refusals of another backend's).
@@ -69,24 +69,34 @@ impl State {
     }
 }
 
-pub struct AmdgpuStream {
+/// An AMDGPU queue: the generic device stream over an AQL queue.
+pub type AmdgpuStream = DeviceStream<AmdgpuQueue>;
+
+/// Makes the stream of a new queue (or of a synchronous launch).
+pub fn new_stream(device: Arc<DeviceShared>) -> Result<AmdgpuStream> {
+    DeviceStream::new(|host_errors| AmdgpuQueue::new(device, host_errors))
+}
+
+/// The vendor half of an AMDGPU stream.
+pub struct AmdgpuQueue {
     device: Arc<DeviceShared>,
     queue: Arc<AqlQueue>,
     state: Mutex<State>,
-    host_errors: Arc<Mutex<Option<Error>>>,
+    /// The generic stream's: where this stream's host steps keep their failures.
+    host_errors: HostErrors,
     /// This stream's host-step thread, started by its first host step: a host function
     /// that blocks (or a wait on another backend's event) holds up this stream only.
     host_steps: OnceLock<std::result::Result<HostSteps, Error>>,
 }
 
-impl AmdgpuStream {
-    pub fn new(device: Arc<DeviceShared>) -> Result<AmdgpuStream> {
+impl AmdgpuQueue {
+    fn new(device: Arc<DeviceShared>, host_errors: HostErrors) -> Result<AmdgpuQueue> {
         let queue = device.queue()?;
-        Ok(AmdgpuStream {
+        Ok(AmdgpuQueue {
             device,
             queue,
             state: Mutex::new(State::default()),
-            host_errors: Arc::default(),
+            host_errors,
             host_steps: OnceLock::new(),
         })
     }
@@ -142,14 +152,14 @@ impl AmdgpuStream {
         Ok(())
     }
 
-    fn launch(
+    fn enqueue_launch(
         &self,
         st: &mut State,
+        amd: &AmdgpuKernel,
         kernel: Arc<dyn Kernel>,
         config: &LaunchConfig,
         args: &KernelArgs,
     ) -> Result<()> {
-        let amd = own_kernel::<AmdgpuKernel>(kernel.as_ref(), WHOSE)?;
         if !Arc::ptr_eq(amd.device(), &self.device) {
             return Err(Error::invalid_argument(format!(
                 "kernel '{}' was loaded on {}, not on this queue's {}",
@@ -245,7 +255,7 @@ impl AmdgpuStream {
     }
 
     /// Runs `work` on the device's host-step thread after the last operation.
-    fn host_step(&self, st: &mut State, name: &'static str, work: HostWork) -> Result<()> {
+    fn enqueue_host_step(&self, st: &mut State, name: &'static str, work: HostWork) -> Result<()> {
         let done = self.device.signals.take()?;
         let job = Job {
             name,
@@ -264,7 +274,7 @@ impl AmdgpuStream {
         Ok(())
     }
 
-    fn copy(
+    fn enqueue_copy(
         &self,
         st: &mut State,
         dst: usize,
@@ -311,7 +321,7 @@ impl AmdgpuStream {
                 let fill = staging.clone();
                 // In stream order: an earlier operation may still be writing `src`.
                 let (src_addr, n) = (src, size);
-                self.host_step(
+                self.enqueue_host_step(
                     st,
                     "olMemcpy",
                     Box::new(move || {
@@ -330,7 +340,7 @@ impl AmdgpuStream {
                 let addr = staging.address();
                 self.engine_copy(st, addr, src, size, (false, true), Vec::new())?;
                 let (dst_addr, n) = (dst, size);
-                self.host_step(
+                self.enqueue_host_step(
                     st,
                     "olMemcpy",
                     Box::new(move || {
@@ -342,7 +352,7 @@ impl AmdgpuStream {
                     }),
                 )
             }
-            CopyPlan::HostMemcpy => self.host_step(
+            CopyPlan::HostMemcpy => self.enqueue_host_step(
                 st,
                 "olMemcpy",
                 Box::new(move || {
@@ -355,10 +365,16 @@ impl AmdgpuStream {
         }
     }
 
-    fn fill(&self, st: &mut State, dst: usize, pattern: Vec<u8>, size: usize) -> Result<()> {
+    fn enqueue_fill(
+        &self,
+        st: &mut State,
+        dst: usize,
+        pattern: Vec<u8>,
+        size: usize,
+    ) -> Result<()> {
         if let Some(word) = fill_word(dst, &pattern, size) {
             let hsa = self.device.hsa.clone();
-            return self.host_step(
+            return self.enqueue_host_step(
                 st,
                 "olMemFill",
                 Box::new(move || hsa.fill_u32(dst, word, size / 4)),
@@ -369,44 +385,49 @@ impl AmdgpuStream {
         let addr = staging.address();
         self.engine_copy(st, dst, addr, size, (true, false), vec![Box::new(staging)])
     }
-
-    fn run(&self, st: &mut State, name: &'static str, op: StreamOp) -> Result<()> {
-        match op {
-            StreamOp::Copy {
-                dst,
-                src,
-                size,
-                direction,
-            } => self.copy(st, dst, src, size, direction),
-            StreamOp::Fill { dst, pattern, size } => self.fill(st, dst, pattern, size),
-            StreamOp::Launch {
-                kernel,
-                config,
-                args,
-            } => self.launch(st, kernel, &config, &args),
-            StreamOp::Host(work) => self.host_step(st, name, work),
-        }
-    }
 }
 
-impl Stream for AmdgpuStream {
-    /// The guard runs now: the operation runs on the GPU, where no host check can run
-    /// just before it.
-    fn enqueue(&self, name: &'static str, op: StreamOp, guard: Option<Guard>) -> Result<()> {
-        if let Some(guard) = guard {
-            guard()?;
-        }
-        let mut st = self.state.lock();
-        if let Some(e) = &st.broken {
-            return Err(e
+impl StreamHooks for AmdgpuQueue {
+    type Kernel = AmdgpuKernel;
+    type Event = AmdgpuEvent;
+    const WHOSE: &'static str = WHOSE;
+
+    fn begin(&self, name: &'static str) -> Result<()> {
+        match &self.state.lock().broken {
+            Some(e) => Err(e
                 .clone()
-                .context(format!("enqueueing {name} after the queue stopped")));
+                .context(format!("enqueueing {name} after the queue stopped"))),
+            None => Ok(()),
         }
-        self.run(&mut st, name, op)
-            .map_err(|e| e.context(format!("enqueueing {name}")))
     }
 
-    fn record(&self) -> Result<Arc<dyn StreamEvent>> {
+    fn copy(&self, dst: usize, src: usize, size: usize, direction: CopyDirection) -> Result<()> {
+        self.enqueue_copy(&mut self.state.lock(), dst, src, size, direction)
+    }
+
+    fn fill(&self, dst: usize, pattern: Vec<u8>, size: usize) -> Result<()> {
+        self.enqueue_fill(&mut self.state.lock(), dst, pattern, size)
+    }
+
+    fn launch(
+        &self,
+        kernel: &AmdgpuKernel,
+        held: Arc<dyn Kernel>,
+        config: &LaunchConfig,
+        args: &KernelArgs,
+    ) -> Result<()> {
+        self.enqueue_launch(&mut self.state.lock(), kernel, held, config, args)
+    }
+
+    fn host_step(&self, name: &'static str, step: HostStep) -> Result<()> {
+        let work: HostWork = Box::new(move || {
+            step();
+            Ok(())
+        });
+        self.enqueue_host_step(&mut self.state.lock(), name, work)
+    }
+
+    fn record(&self) -> Result<AmdgpuEvent> {
         let mut st = self.state.lock();
         let deps: Vec<_> = if st.last_on_queue {
             Vec::new()
@@ -416,20 +437,19 @@ impl Stream for AmdgpuStream {
         let signal = self.barrier(&deps)?;
         let held = deps.into_iter().map(|s| Box::new(s) as Held).collect();
         self.finish(&mut st, signal.clone(), held, true);
-        Ok(Arc::new(AmdgpuEvent {
+        Ok(AmdgpuEvent {
             signal,
             device: self.device.clone(),
             queue: self.queue.clone(),
-        }))
+        })
     }
 
-    fn wait(&self, event: &Arc<dyn StreamEvent>) -> Result<()> {
-        let amd = own_event::<AmdgpuEvent>(event.as_ref(), WHOSE)?;
-        if amd.signal.is_done() {
+    fn wait(&self, event: &Arc<AmdgpuEvent>) -> Result<()> {
+        if event.signal.is_done() {
             return Ok(());
         }
         let mut st = self.state.lock();
-        let mut deps = vec![amd.signal.clone()];
+        let mut deps = vec![event.signal.clone()];
         if !st.last_on_queue {
             deps.extend(st.dependency());
         }
@@ -439,6 +459,7 @@ impl Stream for AmdgpuStream {
         Ok(())
     }
 
+    /// A stopped queue stays stopped: its error again at every sync.
     fn synchronize(&self) -> Result<()> {
         let last = {
             let st = self.state.lock();
@@ -455,10 +476,7 @@ impl Stream for AmdgpuStream {
             }
         }
         self.state.lock().reap();
-        match self.host_errors.lock().take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     fn is_idle(&self) -> bool {
@@ -470,11 +488,12 @@ impl Stream for AmdgpuStream {
     }
 }
 
-impl Drop for AmdgpuStream {
+impl Drop for AmdgpuQueue {
     /// Work still enqueued completes before its buffers are released; after a fault
     /// nothing will complete, so what it holds is leaked rather than reused under the GPU.
     fn drop(&mut self) {
-        let broken = self.synchronize().is_err() && self.state.get_mut().broken.is_some();
+        let broken =
+            StreamHooks::synchronize(self).is_err() && self.state.get_mut().broken.is_some();
         if broken {
             let pending = std::mem::take(&mut self.state.get_mut().pending);
             std::mem::forget(pending);

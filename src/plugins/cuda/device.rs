@@ -191,8 +191,6 @@ impl plugin::Device for CudaDevice {
     }
     /// A CUDA stream of the primary context (`stream`).
     fn create_stream(&self) -> Result<Arc<dyn plugin::Stream>> {
-        Ok(Arc::new(super::stream::CudaStream::new(
-            self.context.clone(),
-        )?))
+        Ok(Arc::new(super::stream::new_stream(self.context.clone())?))
     }
 }

@@ -11,60 +11,57 @@ use super::context::PrimaryContext;
 use super::ffi::{CuEvent, CuStream, EVENT_DEFAULT, STREAM_NON_BLOCKING};
 use super::fill::{plan_fill, repeated, FillStep};
 use super::kernel::CudaKernel;
-use crate::plugin::foundation::error::{Error, Result};
-use crate::plugin::{
-    keep_first_failure, own_event, own_kernel, run_host_work, Guard, HostWork, Stream, StreamEvent,
-    StreamOp,
-};
-
-/// Whose kernels and events this stream takes (in refusals of another backend's).
-const WHOSE: &str = "a CUDA device";
-use parking_lot::Mutex;
+use crate::plugin::device_stream::{DeviceStream, HostStep, StreamHooks};
+use crate::plugin::foundation::error::Result;
+use crate::plugin::{own_event, CopyDirection, Kernel, KernelArgs, LaunchConfig, StreamEvent};
 use std::any::Any;
 use std::ffi::c_void;
 use std::sync::Arc;
 
-pub struct CudaStream {
-    context: Arc<PrimaryContext>,
-    stream: CuStream,
-    /// What host steps report back: the first error since the last synchronize.
-    host_error: Arc<Mutex<Option<Error>>>,
+/// Whose kernels and events this stream takes (in refusals of another backend's).
+const WHOSE: &str = "a CUDA device";
+
+/// A CUDA queue: the generic device stream over a `CUstream`.
+pub type CudaStream = DeviceStream<CudaQueue>;
+
+/// Makes the stream of a new queue.
+pub fn new_stream(context: Arc<PrimaryContext>) -> Result<CudaStream> {
+    DeviceStream::new(|_| CudaQueue::new(context))
 }
 
-impl CudaStream {
-    pub fn new(context: Arc<PrimaryContext>) -> Result<CudaStream> {
+/// The vendor half of a CUDA queue: its `CUstream`.
+pub struct CudaQueue {
+    context: Arc<PrimaryContext>,
+    stream: CuStream,
+}
+
+impl CudaQueue {
+    fn new(context: Arc<PrimaryContext>) -> Result<CudaQueue> {
         context.make_current()?;
         let stream = context.driver().stream_create(STREAM_NON_BLOCKING)?;
-        Ok(CudaStream {
-            context,
-            stream,
-            host_error: Arc::default(),
-        })
+        Ok(CudaQueue { context, stream })
+    }
+}
+
+impl StreamHooks for CudaQueue {
+    type Kernel = CudaKernel;
+    type Event = CudaEvent;
+    const WHOSE: &'static str = WHOSE;
+
+    fn begin(&self, _name: &'static str) -> Result<()> {
+        self.context.make_current()
     }
 
-    fn run(&self, name: &'static str, op: StreamOp) -> Result<()> {
-        let driver = self.context.driver();
-        match op {
-            StreamOp::Copy { dst, src, size, .. } => {
-                driver.memcpy_async(dst, src, size, self.stream)
-            }
-            StreamOp::Fill { dst, pattern, size } => self.fill(dst, &pattern, size),
-            StreamOp::Launch {
-                kernel,
-                config,
-                args,
-            } => {
-                let cuda = own_kernel::<CudaKernel>(kernel.as_ref(), WHOSE)?;
-                // The argument buffer is passed by value: the driver copies it now.
-                cuda.launch_on(self.stream, &config, &args)
-            }
-            StreamOp::Host(work) => self.host_step(name, work),
-        }
+    /// Unified addressing tells the driver which side is which.
+    fn copy(&self, dst: usize, src: usize, size: usize, _direction: CopyDirection) -> Result<()> {
+        self.context
+            .driver()
+            .memcpy_async(dst, src, size, self.stream)
     }
 
-    fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
+    fn fill(&self, dst: usize, pattern: Vec<u8>, size: usize) -> Result<()> {
         let driver = self.context.driver();
-        for step in plan_fill(dst as u64, pattern, size) {
+        for step in plan_fill(dst as u64, &pattern, size) {
             match step {
                 FillStep::Set8 { dst, value, count } => {
                     driver.memset_d8_async(dst, value, count, self.stream)?
@@ -76,16 +73,10 @@ impl CudaStream {
                     driver.memset_d32_async(dst, value, count, self.stream)?
                 }
                 FillStep::Upload { dst, size } => {
-                    let seed = repeated(pattern, size);
+                    let seed = repeated(&pattern, size);
                     driver.memcpy_htod_async(dst, seed.as_ptr() as usize, size, self.stream)?;
                     // The copy reads `seed` when the stream reaches it: keep it until then.
-                    self.host_step(
-                        "olMemFill",
-                        Box::new(move || {
-                            drop(seed);
-                            Ok(())
-                        }),
-                    )?;
+                    self.host_step("olMemFill", Box::new(move || drop(seed)))?;
                 }
                 FillStep::Replicate { dst, src, size } => {
                     driver.memcpy_dtod_async(dst, src, size, self.stream)?
@@ -95,14 +86,20 @@ impl CudaStream {
         Ok(())
     }
 
-    /// Runs `work` on the driver's callback thread in stream order.
-    fn host_step(&self, name: &'static str, work: HostWork) -> Result<()> {
-        let step = Box::new(HostStep {
-            name,
-            work,
-            error: self.host_error.clone(),
-        });
-        let data = Box::into_raw(step) as *mut c_void;
+    /// The argument buffer is passed by value: the driver copies it now.
+    fn launch(
+        &self,
+        kernel: &CudaKernel,
+        _held: Arc<dyn Kernel>,
+        config: &LaunchConfig,
+        args: &KernelArgs,
+    ) -> Result<()> {
+        kernel.launch_on(self.stream, config, args)
+    }
+
+    /// On the driver's callback thread, as a `cuLaunchHostFunc` callback.
+    fn host_step(&self, _name: &'static str, step: HostStep) -> Result<()> {
+        let data = Box::into_raw(Box::new(step)) as *mut c_void;
         // SAFETY: `run_host_step` takes the box back exactly once and calls no CUDA; on
         // an error the driver never calls it, so the box is reclaimed here instead.
         let queued = unsafe {
@@ -116,63 +113,31 @@ impl CudaStream {
         }
         queued
     }
-}
 
-/// A host step on its way to the driver's callback thread.
-struct HostStep {
-    name: &'static str,
-    work: HostWork,
-    error: Arc<Mutex<Option<Error>>>,
-}
-
-unsafe extern "C" fn run_host_step(data: *mut c_void) {
-    // SAFETY: `data` is the `Box<HostStep>` leaked by `host_step`, given to us once.
-    let step = unsafe { Box::from_raw(data as *mut HostStep) };
-    let HostStep { name, work, error } = *step;
-    keep_first_failure(&error, name, run_host_work(work));
-}
-
-impl Stream for CudaStream {
-    /// The guard runs now: the operation itself runs on the GPU, where no host check can
-    /// run just before it.
-    fn enqueue(&self, name: &'static str, op: StreamOp, guard: Option<Guard>) -> Result<()> {
-        if let Some(guard) = guard {
-            guard()?;
-        }
-        self.context.make_current()?;
-        self.run(name, op)
-            .map_err(|e| e.context(format!("enqueueing {name}")))
-    }
-
-    fn record(&self) -> Result<Arc<dyn StreamEvent>> {
+    fn record(&self) -> Result<CudaEvent> {
         self.context.make_current()?;
         let driver = self.context.driver();
-        let event = driver.event_create(EVENT_DEFAULT)?;
         let event = CudaEvent {
             context: self.context.clone(),
-            event,
+            event: driver.event_create(EVENT_DEFAULT)?,
         };
         driver.event_record(event.event, self.stream)?;
-        Ok(Arc::new(event))
+        Ok(event)
     }
 
-    fn wait(&self, event: &Arc<dyn StreamEvent>) -> Result<()> {
-        let cuda = own_event::<CudaEvent>(event.as_ref(), WHOSE)?;
+    fn wait(&self, event: &Arc<CudaEvent>) -> Result<()> {
         self.context.make_current()?;
         self.context
             .driver()
-            .stream_wait_event(self.stream, cuda.event)
+            .stream_wait_event(self.stream, event.event)
     }
 
     fn synchronize(&self) -> Result<()> {
         self.context.make_current()?;
-        let device = self.context.driver().stream_synchronize(self.stream);
-        let host = self.host_error.lock().take();
-        match (device, host) {
-            (Err(e), _) => Err(e.context("an asynchronous operation failed")),
-            (Ok(()), Some(e)) => Err(e),
-            (Ok(()), None) => Ok(()),
-        }
+        self.context
+            .driver()
+            .stream_synchronize(self.stream)
+            .map_err(|e| e.context("an asynchronous operation failed"))
     }
 
     fn is_idle(&self) -> bool {
@@ -185,7 +150,14 @@ impl Stream for CudaStream {
     }
 }
 
-impl Drop for CudaStream {
+unsafe extern "C" fn run_host_step(data: *mut c_void) {
+    // SAFETY: `data` is the `Box<HostStep>` leaked by `host_step`, given to us once.
+    let step = unsafe { Box::from_raw(data as *mut HostStep) };
+    // The generic stream made the step one that neither fails nor unwinds.
+    step();
+}
+
+impl Drop for CudaQueue {
     /// Work still enqueued completes: the driver releases the stream after it.
     fn drop(&mut self) {
         if self.context.make_current().is_ok() {

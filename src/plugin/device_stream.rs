@@ -1,0 +1,154 @@
+//! The stream of a backend whose operations run on the device (CUDA, AMDGPU): what
+//! every such stream does alike is here once, and the backend supplies hooks
+//! (`StreamHooks`) that enqueue one kind of operation each with the vendor's calls.
+//!
+//! Here: the operation's guard (run when the operation is enqueued: on the device no
+//! host check can run just before it), the dispatch of each `StreamOp`, recognising the
+//! backend's own kernels and events, host steps (their panic caught, their first
+//! failure kept), and a synchronize that reports the device's failure first, then a host
+//! step's. The runtime bridges waits on other backends' events before they get here.
+
+use super::program::{own_kernel, Kernel, KernelArgs, LaunchConfig};
+use super::stream::{
+    keep_first_failure, own_event_arc, run_host_work, CopyDirection, Guard, Stream, StreamEvent,
+    StreamOp,
+};
+use crate::plugin::foundation::error::{Error, Result};
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// Where a stream's host steps keep their first failure until the next synchronize.
+pub type HostErrors = Arc<Mutex<Option<Error>>>;
+
+/// A host step as a hook receives it: it cannot fail or panic (both are caught and kept).
+pub type HostStep = Box<dyn FnOnce() + Send>;
+
+/// What a device backend does for one stream. Each operation is enqueued and the hook
+/// returns without waiting for it; an error returned means nothing was enqueued.
+pub trait StreamHooks: Send + Sync + 'static {
+    type Kernel: Kernel + 'static;
+    type Event: StreamEvent + 'static;
+
+    /// The backend's devices, in refusals ("a CUDA device").
+    const WHOSE: &'static str;
+
+    /// Before each operation is enqueued (a context made current, a stopped queue
+    /// refused).
+    fn begin(&self, name: &'static str) -> Result<()> {
+        let _ = name;
+        Ok(())
+    }
+
+    fn copy(&self, dst: usize, src: usize, size: usize, direction: CopyDirection) -> Result<()>;
+
+    fn fill(&self, dst: usize, pattern: Vec<u8>, size: usize) -> Result<()>;
+
+    /// A launch of `kernel` (the same kernel as `held`, which the stream may keep until
+    /// the launch is done), checked already.
+    fn launch(
+        &self,
+        kernel: &Self::Kernel,
+        held: Arc<dyn Kernel>,
+        config: &LaunchConfig,
+        args: &KernelArgs,
+    ) -> Result<()>;
+
+    /// Runs `step` on a host thread once everything enqueued before it is done; later
+    /// operations wait for it.
+    fn host_step(&self, name: &'static str, step: HostStep) -> Result<()>;
+
+    /// An event that completes once everything enqueued so far is done.
+    fn record(&self) -> Result<Self::Event>;
+
+    /// Later operations wait for `event`.
+    fn wait(&self, event: &Arc<Self::Event>) -> Result<()>;
+
+    /// Waits until everything enqueued is done on the device: its failure, if one.
+    fn synchronize(&self) -> Result<()>;
+
+    fn is_idle(&self) -> bool;
+}
+
+/// A stream of a device backend: the hooks, and what the generic part keeps.
+pub struct DeviceStream<H: StreamHooks> {
+    hooks: H,
+    host_errors: HostErrors,
+}
+
+impl<H: StreamHooks> DeviceStream<H> {
+    /// A stream whose hooks `make` builds, given where host steps keep their failures
+    /// (the backend's own host steps, the staging halves of its copies say, report there).
+    pub fn new(make: impl FnOnce(HostErrors) -> Result<H>) -> Result<Self> {
+        let host_errors = HostErrors::default();
+        Ok(DeviceStream {
+            hooks: make(host_errors.clone())?,
+            host_errors,
+        })
+    }
+
+    pub fn hooks(&self) -> &H {
+        &self.hooks
+    }
+
+    fn dispatch(&self, name: &'static str, op: StreamOp) -> Result<()> {
+        match op {
+            StreamOp::Copy {
+                dst,
+                src,
+                size,
+                direction,
+            } => self.hooks.copy(dst, src, size, direction),
+            StreamOp::Fill { dst, pattern, size } => self.hooks.fill(dst, pattern, size),
+            StreamOp::Launch {
+                kernel,
+                config,
+                args,
+            } => {
+                let own = own_kernel::<H::Kernel>(kernel.as_ref(), H::WHOSE)?;
+                self.hooks.launch(own, kernel.clone(), &config, &args)
+            }
+            StreamOp::Host(work) => {
+                let errors = self.host_errors.clone();
+                self.hooks.host_step(
+                    name,
+                    Box::new(move || keep_first_failure(&errors, name, run_host_work(work))),
+                )
+            }
+        }
+    }
+}
+
+impl<H: StreamHooks> Stream for DeviceStream<H> {
+    fn enqueue(&self, name: &'static str, op: StreamOp, guard: Option<Guard>) -> Result<()> {
+        if let Some(guard) = guard {
+            guard()?;
+        }
+        self.hooks.begin(name)?;
+        self.dispatch(name, op)
+            .map_err(|e| e.context(format!("enqueueing {name}")))
+    }
+
+    fn record(&self) -> Result<Arc<dyn StreamEvent>> {
+        Ok(Arc::new(self.hooks.record()?))
+    }
+
+    fn wait(&self, event: &Arc<dyn StreamEvent>) -> Result<()> {
+        let own = own_event_arc::<H::Event>(event, H::WHOSE)?;
+        self.hooks.wait(&own)
+    }
+
+    /// The device's failure first (it stopped the stream); a host step's failure is
+    /// taken either way, reported once.
+    fn synchronize(&self) -> Result<()> {
+        let device = self.hooks.synchronize();
+        let host = self.host_errors.lock().take();
+        match (device, host) {
+            (Err(e), _) | (Ok(()), Some(e)) => Err(e),
+            (Ok(()), None) => Ok(()),
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.hooks.is_idle()
+    }
+}
