@@ -151,4 +151,8 @@ impl<H: StreamHooks> Stream for DeviceStream<H> {
     fn is_idle(&self) -> bool {
         self.hooks.is_idle()
     }
+
+    fn runs_on_host(&self) -> bool {
+        false
+    }
 }

@@ -94,6 +94,13 @@ pub trait Stream: Send + Sync {
 
     /// True when nothing enqueued is pending (may be false when the backend cannot tell).
     fn is_idle(&self) -> bool;
+
+    /// Whether operations run on host threads, where a guard runs just before each. A
+    /// stream whose operations run on the device runs a guard when it is enqueued, just
+    /// after the runtime's own look at the memory: the runtime then gives none.
+    fn runs_on_host(&self) -> bool {
+        true
+    }
 }
 
 /// A point in a stream.

@@ -3,7 +3,7 @@
 
 use crate::memory::AllocationInfo;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
-use crate::plugin::{CopyDirection, InfoValue, Stream, StreamOp};
+use crate::plugin::{CopyDirection, Guard, InfoValue, Stream, StreamOp};
 use crate::runtime::context::Runtime;
 use crate::runtime::event::{Event, EventInfo};
 use crate::runtime::platform::Device;
@@ -87,10 +87,15 @@ impl Runtime {
         let (dst_alloc, src_alloc) = (dst.allocation, src.allocation);
         let (dst_device, src_device) = (dst.device, src.device);
         let (dst, src) = (dst.ptr, src.ptr);
+        // Where the copy runs later on a host thread, it looks again that neither
+        // allocation was freed meanwhile; on the device it runs as enqueued, just after
+        // `locate` looked (one lookup per side).
         let rt = self.clone();
-        let guard = Box::new(move || {
-            rt.still_live("DstPtr", dst, dst_alloc)?;
-            rt.still_live("SrcPtr", src, src_alloc)
+        let guard = queue.stream.runs_on_host().then(|| -> Guard {
+            Box::new(move || {
+                rt.still_live("DstPtr", dst, dst_alloc)?;
+                rt.still_live("SrcPtr", src, src_alloc)
+            })
         });
         // Between host memory and devices of the queue's own backend, the stream copies
         // (the backend reaches its other devices itself: CUDA by unified addressing,
@@ -128,7 +133,7 @@ impl Runtime {
                 )))
             }
         };
-        queue.enqueue("olMemcpy", op, Some(guard))
+        queue.enqueue("olMemcpy", op, guard)
     }
 
     /// A fill in `queue`'s order; `alloc` is what `locate` found at `ptr`.
@@ -141,13 +146,16 @@ impl Runtime {
         size: usize,
     ) -> Result<()> {
         let rt = self.clone();
-        let guard = Box::new(move || rt.still_live("Ptr", ptr, alloc));
+        let guard = queue
+            .stream
+            .runs_on_host()
+            .then(|| -> Guard { Box::new(move || rt.still_live("Ptr", ptr, alloc)) });
         let op = StreamOp::Fill {
             dst: ptr,
             pattern,
             size,
         };
-        queue.enqueue("olMemFill", op, Some(guard))
+        queue.enqueue("olMemFill", op, guard)
     }
 
     pub fn enqueue_host_function(
