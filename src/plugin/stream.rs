@@ -9,6 +9,8 @@
 //! is the runtime's, around these traits.
 
 use super::program::{Kernel, KernelArgs, LaunchConfig};
+use super::Device;
+use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::foundation::worker_pool::panic_text;
 use parking_lot::Mutex;
@@ -23,6 +25,34 @@ pub enum CopyDirection {
     DeviceToHost,
     DeviceToDevice,
     HostToHost,
+}
+
+impl CopyDirection {
+    /// The direction of a copy whose destination and source are host memory or not
+    /// (the one place that says so: the runtime's copies, queued or not).
+    pub fn between(dst_is_host: bool, src_is_host: bool) -> CopyDirection {
+        match (dst_is_host, src_is_host) {
+            (true, true) => CopyDirection::HostToHost,
+            (false, true) => CopyDirection::HostToDevice,
+            (true, false) => CopyDirection::DeviceToHost,
+            (false, false) => CopyDirection::DeviceToDevice,
+        }
+    }
+
+    /// Runs the copy with the calls of `device`, the device side of it (device to device:
+    /// within it); host to host is a plain copy of host memory.
+    pub fn copy_with(self, device: &dyn Device, dst: usize, src: usize, size: usize) -> Result<()> {
+        match self {
+            CopyDirection::HostToDevice => device.copy_to_device(dst, src, size),
+            CopyDirection::DeviceToHost => device.copy_from_device(dst, src, size),
+            CopyDirection::DeviceToDevice => device.copy_within_device(dst, src, size),
+            CopyDirection::HostToHost => {
+                // SAFETY: the caller hands two host ranges of `size` bytes.
+                unsafe { copy::move_bytes(dst as *mut u8, src as *const u8, size) };
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Work run on a host thread in stream order (host functions, and the runtime's own

@@ -4,7 +4,7 @@
 use crate::memory::AllocationInfo;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::foundation::flags::validation_enabled;
-use crate::plugin::{AllocKind, InfoValue};
+use crate::plugin::{AllocKind, CopyDirection, InfoValue};
 use crate::runtime::context::Runtime;
 use crate::runtime::platform::Device;
 use std::sync::Arc;
@@ -140,14 +140,18 @@ impl Runtime {
         if size == 0 {
             return Ok(());
         }
-        match (dst_device.is_host(), src_device.is_host()) {
-            (true, true) => dst_device.imp.copy_within_device(dst, src, size),
-            (false, true) => dst_device.imp.copy_to_device(dst, src, size),
-            (true, false) => src_device.imp.copy_from_device(dst, src, size),
-            (false, false) if dst_device.index == src_device.index => {
-                dst_device.imp.copy_within_device(dst, src, size)
+        let direction = CopyDirection::between(dst_device.is_host(), src_device.is_host());
+        match direction {
+            // The host device's own copy (split over its cores when large).
+            CopyDirection::HostToHost => dst_device.imp.copy_within_device(dst, src, size),
+            CopyDirection::HostToDevice => direction.copy_with(&*dst_device.imp, dst, src, size),
+            CopyDirection::DeviceToHost => direction.copy_with(&*src_device.imp, dst, src, size),
+            CopyDirection::DeviceToDevice if dst_device.index == src_device.index => {
+                direction.copy_with(&*dst_device.imp, dst, src, size)
             }
-            (false, false) if dst_device.platform.index == src_device.platform.index => {
+            CopyDirection::DeviceToDevice
+                if dst_device.platform.index == src_device.platform.index =>
+            {
                 match src_device.imp.copy_to_peer(dst, src, size) {
                     Err(e) if e.code == ErrorCode::Unsupported => {
                         self.copy_through_host(dst, dst_device, src, src_device, size)
@@ -155,7 +159,9 @@ impl Runtime {
                     done => done,
                 }
             }
-            (false, false) => self.copy_through_host(dst, dst_device, src, src_device, size),
+            CopyDirection::DeviceToDevice => {
+                self.copy_through_host(dst, dst_device, src, src_device, size)
+            }
         }
     }
 

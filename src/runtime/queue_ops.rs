@@ -103,12 +103,10 @@ impl Runtime {
         // memory.
         let same_backend =
             |d: &Arc<Device>| d.is_host() || d.platform.index == queue.device.platform.index;
-        let direction = match (dst_device.is_host(), src_device.is_host()) {
-            (true, true) => Some(CopyDirection::HostToHost),
+        let direction = match CopyDirection::between(dst_device.is_host(), src_device.is_host()) {
+            CopyDirection::HostToHost => Some(CopyDirection::HostToHost),
             _ if !(same_backend(dst_device) && same_backend(src_device)) => None,
-            (false, true) => Some(CopyDirection::HostToDevice),
-            (true, false) => Some(CopyDirection::DeviceToHost),
-            (false, false) => Some(CopyDirection::DeviceToDevice),
+            direction => Some(direction),
         };
         let op = match direction {
             Some(direction) => StreamOp::Copy {

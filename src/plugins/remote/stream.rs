@@ -8,11 +8,8 @@
 
 use super::device::RemoteDevice;
 use super::program::RemoteKernel;
-use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
-use crate::plugin::{
-    own_event, run_host_work, CopyDirection, Device, Guard, Stream, StreamEvent, StreamOp,
-};
+use crate::plugin::{own_event, run_host_work, Device, Guard, Stream, StreamEvent, StreamOp};
 use parking_lot::Mutex;
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -242,16 +239,7 @@ fn run(d: &RemoteDevice, op: StreamOp) -> Result<()> {
             src,
             size,
             direction,
-        } => match direction {
-            CopyDirection::HostToDevice => d.copy_to_device(dst, src, size),
-            CopyDirection::DeviceToHost => d.copy_from_device(dst, src, size),
-            CopyDirection::DeviceToDevice => d.copy_within_device(dst, src, size),
-            CopyDirection::HostToHost => {
-                // SAFETY: the runtime hands two host ranges of `size` bytes.
-                unsafe { copy::move_bytes(dst as *mut u8, src as *const u8, size) };
-                Ok(())
-            }
-        },
+        } => direction.copy_with(d, dst, src, size),
         StreamOp::Fill { dst, pattern, size } => d.fill(dst, &pattern, size),
         StreamOp::Launch {
             kernel,
