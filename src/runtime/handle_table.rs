@@ -3,6 +3,7 @@
 //! reused (not the object's address, which the allocator may hand out again), so a
 //! stale handle can never name a newer object, even across olShutDown and olInit.
 
+use crate::runtime::thread_copy::{with_thread_copy, ThreadCopy};
 use parking_lot::RwLock;
 use std::any::Any;
 use std::cell::RefCell;
@@ -29,15 +30,10 @@ const CACHE_SLOTS: usize = 8;
 
 type CachedObject = Option<(usize, Arc<dyn Any + Send + Sync>)>;
 
-/// A thread's recently used live objects, valid while `REMOVALS` is still `removals`.
-struct ThreadCache {
-    removals: u64,
-    slots: [CachedObject; CACHE_SLOTS],
-}
-
 thread_local! {
-    static CACHE: RefCell<ThreadCache> = const {
-        RefCell::new(ThreadCache { removals: u64::MAX, slots: [const { None }; CACHE_SLOTS] })
+    /// A thread's recently used live objects, valid while `REMOVALS` has not moved.
+    static CACHE: ThreadCopy<[CachedObject; CACHE_SLOTS]> = const {
+        RefCell::new((u64::MAX, [const { None }; CACHE_SLOTS]))
     };
 }
 
@@ -48,7 +44,7 @@ fn forget_cached_on_this_thread() {
     // Past thread-local destruction (an exit handler) there is nothing cached to forget.
     let _ = CACHE.try_with(|cache| {
         if let Ok(mut cache) = cache.try_borrow_mut() {
-            cache.slots = [const { None }; CACHE_SLOTS];
+            cache.1 = [const { None }; CACHE_SLOTS];
         }
     });
 }
@@ -108,38 +104,27 @@ impl<T: Send + Sync + 'static> HandleTable<T> {
     /// against one shared counter, so threads using the same object write no shared
     /// cache line (no lock word, no reference count).
     pub fn with_live<R>(&self, handle: usize, f: impl FnOnce(&Arc<T>) -> R) -> Option<R> {
-        let removals = REMOVALS.load(Ordering::Acquire);
         let slot = (handle >> 4) % CACHE_SLOTS;
-        let mut f = Some(f);
-        let cached = CACHE.try_with(|cache| {
-            let f = f.take().expect("called once");
-            // A nested call (a host callback run by a sync on this thread) finds the cache
-            // in use and takes the table's lock instead.
-            let Ok(mut cache) = cache.try_borrow_mut() else {
-                return self.get(handle).map(|object| f(&object));
-            };
-            if cache.removals != removals {
-                cache.slots = [const { None }; CACHE_SLOTS];
-                cache.removals = removals;
-            }
-            if let Some((h, object)) = &cache.slots[slot] {
-                if *h == handle {
-                    // The cache holds the table's own `Arc`, so callers get `&Arc<T>`.
-                    if let Some(object) = object.downcast_ref::<Arc<T>>() {
-                        return Some(f(object));
+        with_thread_copy(
+            &CACHE,
+            &REMOVALS,
+            f,
+            |slots| *slots = [const { None }; CACHE_SLOTS],
+            |slots, f| {
+                if let Some((h, object)) = &slots[slot] {
+                    if *h == handle {
+                        // The cache holds the table's own `Arc`, so callers get `&Arc<T>`.
+                        if let Some(object) = object.downcast_ref::<Arc<T>>() {
+                            return Some(f(object));
+                        }
                     }
                 }
-            }
-            let object = self.get(handle)?;
-            cache.slots[slot] = Some((handle, Arc::new(object.clone())));
-            Some(f(&object))
-        });
-        match (cached, f) {
-            (Ok(result), _) => result,
-            // Thread-local storage is gone (an exit handler): the table itself answers.
-            (Err(_), Some(f)) => self.get(handle).map(|object| f(&object)),
-            (Err(_), None) => None,
-        }
+                let object = self.get(handle)?;
+                slots[slot] = Some((handle, Arc::new(object.clone())));
+                Some(f(&object))
+            },
+            |f| self.get(handle).map(|object| f(&object)),
+        )
     }
 }
 

@@ -14,6 +14,7 @@ pub mod queue;
 pub mod queue_ops;
 pub mod registration;
 pub mod state;
+pub mod thread_copy;
 
 pub use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 pub use context::Runtime;

@@ -3,6 +3,7 @@
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::Backend;
 use crate::runtime::context::Runtime;
+use crate::runtime::thread_copy::{with_thread_copy, ThreadCopy};
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,10 +17,8 @@ static CURRENT: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
 static GENERATION: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
-    /// This thread's copy of `CURRENT` and the generation it was taken at. Calls read it
-    /// instead of `CURRENT`, so threads calling at once write no shared cache line (a
-    /// lock word or a reference count bounced between cores costs more than the call).
-    static CACHED: RefCell<(u64, Option<Arc<Runtime>>)> = const { RefCell::new((0, None)) };
+    /// This thread's copy of `CURRENT` and the generation it was taken at.
+    static CACHED: ThreadCopy<Option<Arc<Runtime>>> = const { RefCell::new((0, None)) };
 }
 
 /// Which backends `olInit` should bring up.
@@ -62,34 +61,20 @@ pub fn shut_down() -> Result<()> {
 /// Runs `f` with the live runtime, or answers `Uninitialized`. The hot path reads this
 /// thread's copy and one shared counter, and writes nothing shared.
 pub fn with_current<R>(f: impl FnOnce(&Arc<Runtime>) -> Result<R>) -> Result<R> {
-    let generation = GENERATION.load(Ordering::Acquire);
-    let mut f = Some(f);
-    let cached = CACHED.try_with(|cached| {
-        let f = f.take().expect("called once");
-        // Fast path: this thread's copy is current. A nested call (a host callback run by
-        // olSyncQueue on this thread) shares the outer call's borrow.
-        if let Ok(slot) = cached.try_borrow() {
-            if slot.0 == generation {
-                return f(slot.1.as_ref().ok_or_else(not_initialised)?);
-            }
-        }
-        let fresh = CURRENT.read().clone();
-        if let Ok(mut slot) = cached.try_borrow_mut() {
-            *slot = (generation, fresh.clone());
-        }
-        f(fresh.as_ref().ok_or_else(not_initialised)?)
-    });
-    match (cached, f) {
-        (Ok(result), _) => result,
-        // This thread's storage is gone (a call from an exit handler, after thread-local
-        // destructors ran): read the shared copy instead.
-        (Err(_), Some(f)) => f(CURRENT
-            .read()
-            .clone()
-            .as_ref()
-            .ok_or_else(not_initialised)?),
-        (Err(_), None) => Err(not_initialised()),
-    }
+    with_thread_copy(
+        &CACHED,
+        &GENERATION,
+        f,
+        |copy| *copy = CURRENT.read().clone(),
+        |copy, f| f(copy.as_ref().ok_or_else(not_initialised)?),
+        |f| {
+            f(CURRENT
+                .read()
+                .clone()
+                .as_ref()
+                .ok_or_else(not_initialised)?)
+        },
+    )
 }
 
 /// The live runtime, or `Uninitialized`.
