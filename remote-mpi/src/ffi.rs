@@ -72,11 +72,7 @@ fn boundary<R>(name: &str, on_panic: R, body: impl FnOnce() -> R) -> R {
     match catch_unwind(guarded) {
         Ok(result) => result,
         Err(panic) => {
-            let text = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
+            let text = crate::panic_text::panic_text(&panic);
             fail(Failure::failed(format!("{name} panicked: {text}")));
             on_panic
         }

@@ -12,13 +12,15 @@
 /// too, so that this library does not link liboffload's code).
 #[path = "../../src/plugins/remote/abi.rs"]
 pub mod abi;
-/// Message buffers on a 64-byte boundary, and copies that avoid memcpy's slow case:
-/// liboffload's own modules, compiled here too.
+/// Message buffers on a 64-byte boundary, copies that avoid memcpy's slow case and a
+/// caught panic's text: liboffload's own modules, compiled here too.
 #[path = "../../src/plugin/foundation/aligned_bytes.rs"]
 pub mod aligned_bytes;
 #[path = "../../src/plugin/foundation/copy.rs"]
 pub mod copy;
 pub mod ffi;
 pub mod in_flight;
+#[path = "../../src/plugin/foundation/panic_text.rs"]
+mod panic_text;
 pub mod pending;
 pub mod transport;

@@ -86,10 +86,6 @@ impl<H: StreamHooks> DeviceStream<H> {
         })
     }
 
-    pub fn hooks(&self) -> &H {
-        &self.hooks
-    }
-
     fn dispatch(&self, name: &'static str, op: StreamOp) -> Result<()> {
         match op {
             StreamOp::Copy {

@@ -7,5 +7,6 @@ pub mod aligned_bytes;
 pub mod copy;
 pub mod error;
 pub mod flags;
+pub mod panic_text;
 pub mod vendor_library;
 pub mod worker_pool;

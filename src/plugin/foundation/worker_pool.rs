@@ -110,12 +110,4 @@ fn next_task(
     receiver.recv().ok()
 }
 
-pub fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        String::from("a panic with no message")
-    }
-}
+pub use super::panic_text::panic_text;
