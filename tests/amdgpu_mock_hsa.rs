@@ -8,7 +8,7 @@
 
 use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::{
-    AllocKind, CopyDirection, Device, DeviceInfo, InfoValue, KernelArgs, LaunchConfig, Plugin,
+    launch_now, AllocKind, CopyDirection, Device, DeviceInfo, InfoValue, KernelArgs, LaunchConfig, Plugin,
     StreamOp, SymbolKind,
 };
 use offload::plugins::amdgpu::AmdgpuPlugin;
@@ -503,7 +503,7 @@ fn with_packets(
     )
     .unwrap();
     a.synchronize().unwrap();
-    kernel.launch(&config, &args).unwrap();
+    launch_now(gpu.as_ref(), &kernel, &config, &args).unwrap();
     assert_eq!(mock.get("dispatches"), dispatches + 2);
     for i in 0..n {
         // SAFETY: as above.

@@ -240,3 +240,75 @@ fn the_path_finder_sees_paths_and_skips_longer_names() {
         vec!["plugin::Device", "image::read"]
     );
 }
+
+/// The files of `folder` and which of their siblings each names (`super::<file>`;
+/// `mod.rs` counted as `mod`, named by `super::<item>` where no sibling has that name).
+fn sibling_imports(folder: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(folder, &mut files);
+    let stem = |f: &Path| f.file_stem().unwrap().to_string_lossy().to_string();
+    let siblings: BTreeSet<String> = files.iter().map(|f| stem(f)).collect();
+    let mut graph = BTreeMap::new();
+    for file in &files {
+        let code = code_of(file);
+        assert!(
+            !code.contains("super::{"),
+            "{}: a grouped `super::{{...}}` import; name each file in its own `use`",
+            file.display()
+        );
+        let named = named_paths(&code, "super::")
+            .into_iter()
+            .map(|path| {
+                let first = path.split("::").next().unwrap_or("").to_string();
+                if siblings.contains(&first) {
+                    first
+                } else {
+                    "mod".to_string()
+                }
+            })
+            .filter(|named| *named != stem(file))
+            .collect();
+        graph.insert(stem(file), named);
+    }
+    graph
+}
+
+#[test]
+fn no_circle_between_the_files_of_a_backend() {
+    for entry in std::fs::read_dir(root().join("src/plugins")).unwrap() {
+        let folder = entry.unwrap().path();
+        if !folder.is_dir() {
+            continue;
+        }
+        let graph = sibling_imports(&folder);
+        // Depth-first search for a path back to where it started.
+        fn path_back(
+            graph: &BTreeMap<String, BTreeSet<String>>,
+            from: &str,
+            to: &str,
+            seen: &mut BTreeSet<String>,
+        ) -> Option<Vec<String>> {
+            for next in graph.get(from)? {
+                if next == to {
+                    return Some(vec![next.clone()]);
+                }
+                if seen.insert(next.clone()) {
+                    if let Some(mut rest) = path_back(graph, next, to, seen) {
+                        rest.insert(0, next.clone());
+                        return Some(rest);
+                    }
+                }
+            }
+            None
+        }
+        for file in graph.keys().filter(|f| *f != "mod") {
+            if let Some(circle) = path_back(&graph, file, file, &mut BTreeSet::new()) {
+                panic!(
+                    "{}: {file}.rs reaches itself through its imports: {file} -> {}",
+                    folder.display(),
+                    circle.join(" -> ")
+                );
+            }
+        }
+    }
+}

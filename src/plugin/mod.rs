@@ -10,6 +10,7 @@
 pub mod device_stream;
 pub mod foundation;
 pub mod fp;
+pub mod host_run_stream;
 pub mod launch_check;
 mod program;
 mod stream;
@@ -20,8 +21,8 @@ pub use program::{
     own_kernel, GlobalVariable, Kernel, KernelArgs, LaunchConfig, Program, SymbolKind,
 };
 pub use stream::{
-    keep_first_failure, own_event, own_event_arc, run_host_work, CopyDirection, Guard, HostWork,
-    Stream, StreamEvent, StreamOp,
+    catch_panic, keep_first_failure, launch_now, own_event, own_event_arc, run_host_work, CopyDirection, Guard,
+    HostWork, Stream, StreamEvent, StreamOp,
 };
 pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, EXTENSION_BASE};
 

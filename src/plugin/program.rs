@@ -183,20 +183,33 @@ pub trait Kernel: Send + Sync {
         LaunchLimits::default()
     }
 
-    /// Runs the whole grid and returns when every group is done. Called from the calling
-    /// thread (synchronous launches) or a pool worker (queued launches), for a launch
-    /// already checked (`check_launch`: the runtime, the device server, or `launch`).
-    fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()>;
+    /// The backend's synchronous launch where it has one faster than a stream (the host:
+    /// the calling thread; CUDA: the NULL stream; a remote device: its server's stream
+    /// 0): runs the whole grid, already checked, and returns when every group is done.
+    /// `None` where it has none: `launch_now` then enqueues the launch on a new stream of
+    /// the device and synchronizes that.
+    fn run_direct(&self, config: &LaunchConfig, args: &KernelArgs) -> Option<Result<()>> {
+        let _ = (config, args);
+        None
+    }
 
-    /// Checks the launch against this kernel's limits and runs it (`run`): for a caller
-    /// of the plugin interface itself. The runtime checks against its device's limits
-    /// too, then calls `run`.
+    /// Checks the launch against this kernel's limits and runs it directly: for a caller
+    /// of the plugin interface itself (`launch_now` also runs a kernel without a direct
+    /// path). The runtime checks against its device's limits too, then calls `launch_now`.
     fn launch(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
         let config = config.normalized();
         check_launch(self, self.limits(), &config, args, &|| {
             format!("kernel '{}'", self.name())
         })?;
-        self.run(&config, args)
+        self.run_direct(&config, args).unwrap_or_else(|| {
+            Err(crate::plugin::foundation::error::Error::new(
+                crate::plugin::foundation::error::ErrorCode::Unsupported,
+                format!(
+                    "kernel '{}' runs only on a stream of its device (plugin::launch_now)",
+                    self.name()
+                ),
+            ))
+        })
     }
 
     /// The work-group size that fills the device for this kernel, given dynamic shared

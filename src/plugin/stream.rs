@@ -55,6 +55,27 @@ impl CopyDirection {
     }
 }
 
+/// Runs a checked launch and returns when it is done: the kernel's direct path where it
+/// has one, else enqueued on a new stream of `device` (the kernel's) and synchronized.
+pub fn launch_now(
+    device: &dyn Device,
+    kernel: &Arc<dyn Kernel>,
+    config: &LaunchConfig,
+    args: &KernelArgs,
+) -> Result<()> {
+    if let Some(done) = kernel.run_direct(config, args) {
+        return done;
+    }
+    let stream = device.create_stream()?;
+    let launch = StreamOp::Launch {
+        kernel: kernel.clone(),
+        config: *config,
+        args: args.clone(),
+    };
+    stream.enqueue("olLaunchKernel", launch, None)?;
+    stream.synchronize()
+}
+
 /// Work run on a host thread in stream order (host functions, and the runtime's own
 /// steps, such as waiting for an event of another backend).
 pub type HostWork = Box<dyn FnOnce() -> Result<()> + Send>;
@@ -62,7 +83,12 @@ pub type HostWork = Box<dyn FnOnce() -> Result<()> + Send>;
 /// Runs a host step's work on the calling thread: its result, a panic in it being an
 /// error that says so (it never unwinds into the backend's thread or callback).
 pub fn run_host_work(work: HostWork) -> Result<()> {
-    match catch_unwind(AssertUnwindSafe(work)) {
+    catch_panic(work)
+}
+
+/// Runs `f`: its result, or a panic in it as an error that says so.
+pub fn catch_panic(f: impl FnOnce() -> Result<()>) -> Result<()> {
+    match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(panic) => Err(Error::unknown(format!("panicked: {}", panic_text(&panic)))),
     }

@@ -205,7 +205,7 @@ impl Runtime {
             format!("kernel '{}' on {}", symbol.name, device.describe())
         })?;
         match queue {
-            None => kernel.run(&config, &args),
+            None => plugin::launch_now(device.imp.as_ref(), &kernel, &config, &args),
             Some(q) => q.enqueue(
                 "olLaunchKernel",
                 StreamOp::Launch {

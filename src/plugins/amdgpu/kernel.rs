@@ -1,14 +1,13 @@
 //! A kernel of an AMDGPU program: its descriptor facts from the executable, its
 //! arguments from the metadata, and the checks and sizes a launch needs. Launching is
-//! the stream's (`stream.rs`); the trait's synchronous `launch` runs on a stream of its
-//! own and waits.
+//! the stream's (`stream.rs`); a synchronous launch is the generic one (`launch_now`:
+//! a stream of the device, then a synchronize).
 
 use super::device::DeviceShared;
 use super::program::Loaded;
-use super::stream::new_stream;
 use crate::image::AmdgpuKernel as KernelMetadata;
 use crate::plugin::foundation::error::{Error, Result};
-use crate::plugin::{Kernel, KernelArgs, LaunchConfig, Stream, StreamOp};
+use crate::plugin::{Kernel, KernelArgs, LaunchConfig};
 use std::sync::Arc;
 
 /// What the executable's kernel symbol says.
@@ -22,8 +21,7 @@ pub struct KernelObject {
     pub dynamic_callstack: bool,
 }
 
-/// A kernel; cloning is cheap (the synchronous launch hands the stream its own handle).
-#[derive(Clone)]
+/// A kernel: its facts, shared.
 pub struct AmdgpuKernel {
     facts: Arc<KernelFacts>,
 }
@@ -131,21 +129,6 @@ impl Kernel for AmdgpuKernel {
             self.facts.metadata.explicit_args().count(),
             args.len()
         )))
-    }
-
-    fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
-        let stream = new_stream(self.facts.device.clone())?;
-        let kernel: Arc<dyn Kernel> = Arc::new(self.clone());
-        stream.enqueue(
-            "olLaunchKernel",
-            StreamOp::Launch {
-                kernel,
-                config: *config,
-                args: args.clone(),
-            },
-            None,
-        )?;
-        stream.synchronize()
     }
 
     fn optimal_group_size(&self, shared_memory_per_item: usize) -> Result<usize> {

@@ -147,6 +147,18 @@ pub fn params_block_size(params: &[(usize, usize)]) -> usize {
         .unwrap_or(0)
 }
 
+impl CudaKernel {
+    fn run_on_null_stream(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+        let context = self.module.context();
+        context.make_current()?;
+        self.launch_on(CuStream::NULL, config, args)?;
+        context
+            .driver()
+            .stream_synchronize(CuStream::NULL)
+            .map_err(|e| e.context(format!("running kernel '{}'", self.name)))
+    }
+}
+
 impl Kernel for CudaKernel {
     fn name(&self) -> &str {
         &self.name
@@ -178,14 +190,9 @@ impl Kernel for CudaKernel {
         }
     }
 
-    fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
-        let context = self.module.context();
-        context.make_current()?;
-        self.launch_on(CuStream::NULL, config, args)?;
-        context
-            .driver()
-            .stream_synchronize(CuStream::NULL)
-            .map_err(|e| e.context(format!("running kernel '{}'", self.name)))
+    /// On the NULL stream.
+    fn run_direct(&self, config: &LaunchConfig, args: &KernelArgs) -> Option<Result<()>> {
+        Some(self.run_on_null_stream(config, args))
     }
 
     fn optimal_group_size(&self, shared_memory_per_item: usize) -> Result<usize> {

@@ -331,6 +331,17 @@ fn with_scratch(size: usize, body: impl FnOnce(*mut u8)) -> Result<()> {
     Ok(())
 }
 
+impl HostKernel {
+    /// Runs the whole grid from the calling thread and returns when every group is done
+    /// (a launch checked already).
+    pub fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
+        match self.convention {
+            Convention::HostAbi { function, .. } => self.launch_host_abi(function, config, args),
+            Convention::Llvm { address } => self.launch_llvm(address, args),
+        }
+    }
+}
+
 impl Kernel for HostKernel {
     fn name(&self) -> &str {
         &self.name
@@ -373,11 +384,9 @@ impl Kernel for HostKernel {
         }
     }
 
-    fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
-        match self.convention {
-            Convention::HostAbi { function, .. } => self.launch_host_abi(function, config, args),
-            Convention::Llvm { address } => self.launch_llvm(address, args),
-        }
+    /// On the calling thread (and the pool's workers).
+    fn run_direct(&self, config: &LaunchConfig, args: &KernelArgs) -> Option<Result<()>> {
+        Some(self.run(config, args))
     }
 
     /// 256 work-items for kernels of the host ABI, fewer when that much shared memory

@@ -8,7 +8,6 @@
 
 pub mod cpu_features;
 mod elf_image;
-mod event;
 mod facts;
 mod kernel;
 pub mod kernel_abi;
@@ -110,8 +109,6 @@ impl plugin::Device for HostDevice {
 
     /// Streams run on the shared worker pool (`stream`).
     fn create_stream(&self) -> Result<Arc<dyn plugin::Stream>> {
-        Ok(Arc::new(
-            stream::HostStreamHandle(stream::HostStream::new()),
-        ))
+        Ok(Arc::new(stream::HostStream::new(stream::HostOps)))
     }
 }

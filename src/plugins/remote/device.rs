@@ -4,7 +4,7 @@
 use super::address;
 use super::program::{RemoteKernel, RemoteProgram, ServerProgram};
 use super::session::Session;
-use super::stream::RemoteStream;
+use super::stream::new_stream;
 use super::wire::{Reply, Request, INLINE_LIMIT};
 use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
@@ -367,7 +367,7 @@ impl Device for RemoteDevice {
             .this
             .upgrade()
             .ok_or_else(|| Error::new(ErrorCode::InvalidDevice, "the remote device is gone"))?;
-        Ok(Arc::new(RemoteStream::new(this)?))
+        Ok(Arc::new(new_stream(this)?))
     }
 
     fn copy_from_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {

@@ -20,7 +20,7 @@ use memory::{MemoryTable, Region};
 use offload::plugin::foundation::copy;
 use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::{
-    check_launch, AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs,
+    check_launch, launch_now, AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs,
     LaunchConfig, LaunchLimits, Program, Stream, StreamOp, SymbolKind,
 };
 use offload::plugins::remote::wire::{self, Reply, Request, INLINE_LIMIT};
@@ -555,7 +555,7 @@ impl Server {
                 if queue == 0 {
                     // Waited for: run as the application's runtime runs a launch without
                     // a queue (the host device: on this thread, no worker to wake).
-                    found.run(&config, &args).map_err(failed)?;
+                    launch_now(on.as_ref(), &found, &config, &args).map_err(failed)?;
                     return Ok((Reply::Done, Outgoing::Nothing));
                 }
                 let op = StreamOp::Launch {
