@@ -8,8 +8,8 @@
 
 use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::{
-    launch_now, AllocKind, CopyDirection, Device, DeviceInfo, InfoValue, KernelArgs, LaunchConfig, Plugin,
-    StreamOp, SymbolKind,
+    launch_now, AllocKind, CopyDirection, Device, DeviceInfo, InfoValue, KernelArgs, LaunchConfig,
+    Plugin, StreamOp, SymbolKind,
 };
 use offload::plugins::amdgpu::AmdgpuPlugin;
 use std::path::PathBuf;
@@ -503,7 +503,7 @@ fn with_packets(
     )
     .unwrap();
     a.synchronize().unwrap();
-    launch_now(gpu.as_ref(), &kernel, &config, &args).unwrap();
+    launch_now(gpu, &kernel, &config, &args).unwrap();
     assert_eq!(mock.get("dispatches"), dispatches + 2);
     for i in 0..n {
         // SAFETY: as above.

@@ -8,10 +8,9 @@
 //! failure kept), and a synchronize that reports the device's failure first, then a host
 //! step's. The runtime bridges waits on other backends' events before they get here.
 
-use super::program::{own_kernel, Kernel, KernelArgs, LaunchConfig};
 use super::stream::{
-    keep_first_failure, own_event_arc, run_host_work, CopyDirection, Guard, Stream, StreamEvent,
-    StreamOp,
+    dispatch_op, keep_first_failure, own_event_arc, run_host_work, Guard, OpHooks, Stream,
+    StreamEvent, StreamOp,
 };
 use crate::plugin::foundation::error::{Error, Result};
 use parking_lot::Mutex;
@@ -23,14 +22,11 @@ pub type HostErrors = Arc<Mutex<Option<Error>>>;
 /// A host step as a hook receives it: it cannot fail or panic (both are caught and kept).
 pub type HostStep = Box<dyn FnOnce() + Send>;
 
-/// What a device backend does for one stream. Each operation is enqueued and the hook
-/// returns without waiting for it; an error returned means nothing was enqueued.
-pub trait StreamHooks: Send + Sync + 'static {
-    type Kernel: Kernel + 'static;
+/// What a device backend does for one stream besides its operations (`OpHooks`: copy,
+/// fill, launch). Each is enqueued and the hook returns without waiting for it; an error
+/// returned means nothing was enqueued.
+pub trait StreamHooks: OpHooks {
     type Event: StreamEvent + 'static;
-
-    /// The backend's devices, in refusals ("a CUDA device").
-    const WHOSE: &'static str;
 
     /// Before each operation is enqueued (a context made current, a stopped queue
     /// refused).
@@ -38,20 +34,6 @@ pub trait StreamHooks: Send + Sync + 'static {
         let _ = name;
         Ok(())
     }
-
-    fn copy(&self, dst: usize, src: usize, size: usize, direction: CopyDirection) -> Result<()>;
-
-    fn fill(&self, dst: usize, pattern: Vec<u8>, size: usize) -> Result<()>;
-
-    /// A launch of `kernel` (the same kernel as `held`, which the stream may keep until
-    /// the launch is done), checked already.
-    fn launch(
-        &self,
-        kernel: &Self::Kernel,
-        held: Arc<dyn Kernel>,
-        config: &LaunchConfig,
-        args: &KernelArgs,
-    ) -> Result<()>;
 
     /// Runs `step` on a host thread once everything enqueued before it is done; later
     /// operations wait for it.
@@ -87,30 +69,14 @@ impl<H: StreamHooks> DeviceStream<H> {
     }
 
     fn dispatch(&self, name: &'static str, op: StreamOp) -> Result<()> {
-        match op {
-            StreamOp::Copy {
-                dst,
-                src,
-                size,
-                direction,
-            } => self.hooks.copy(dst, src, size, direction),
-            StreamOp::Fill { dst, pattern, size } => self.hooks.fill(dst, pattern, size),
-            StreamOp::Launch {
-                kernel,
-                config,
-                args,
-            } => {
-                let own = own_kernel::<H::Kernel>(kernel.as_ref(), H::WHOSE)?;
-                self.hooks.launch(own, kernel.clone(), &config, &args)
-            }
-            StreamOp::Host(work) => {
-                let errors = self.host_errors.clone();
-                self.hooks.host_step(
-                    name,
-                    Box::new(move || keep_first_failure(&errors, name, run_host_work(work))),
-                )
-            }
-        }
+        let Some(work) = dispatch_op(&self.hooks, op)? else {
+            return Ok(());
+        };
+        let errors = self.host_errors.clone();
+        self.hooks.host_step(
+            name,
+            Box::new(move || keep_first_failure(&errors, name, run_host_work(work))),
+        )
     }
 }
 

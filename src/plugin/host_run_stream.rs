@@ -12,9 +12,9 @@
 //! skipped until the next synchronize, which reports the first failure and how many
 //! were skipped.
 
-use super::program::{own_kernel, Kernel, KernelArgs, LaunchConfig};
 use super::stream::{
-    catch_panic, own_event, own_event_arc, CopyDirection, Guard, Stream, StreamEvent, StreamOp,
+    catch_panic, dispatch_op, own_event, own_event_arc, Guard, OpHooks, Stream, StreamEvent,
+    StreamOp,
 };
 use crate::plugin::foundation::error::{Error, Result};
 use parking_lot::{Condvar, Mutex};
@@ -30,25 +30,13 @@ const SYNC_SPIN: Duration = Duration::from_micros(50);
 /// A stream handed to a thread to run.
 pub type RunTask = Box<dyn FnOnce() + Send>;
 
-/// What a backend does for a stream run on host threads. Each operation runs on the
-/// calling thread and is done when it returns, unless the backend hands it on (see
-/// `settle`).
-pub trait RunHooks: Send + Sync + 'static {
-    type Kernel: Kernel + 'static;
-
-    /// The backend's devices, in refusals ("a remote device").
-    const WHOSE: &'static str;
-
+/// What a backend does for a stream run on host threads besides its operations
+/// (`OpHooks`: copy, fill, launch), which run on the calling thread and are done when
+/// they return, unless the backend hands them on (see `settle`).
+pub trait RunHooks: OpHooks {
     /// Has `task` run on a thread of the backend's (a pool worker, a thread of the
     /// stream's own).
     fn schedule(&self, task: RunTask);
-
-    fn copy(&self, dst: usize, src: usize, size: usize, direction: CopyDirection) -> Result<()>;
-
-    fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()>;
-
-    /// A launch, checked already.
-    fn launch(&self, kernel: &Self::Kernel, config: &LaunchConfig, args: KernelArgs) -> Result<()>;
 
     /// Waits for launches `launch` handed on without waiting (a remote kernel queued on
     /// its server): their first failure. Runs before any command but a launch, so the
@@ -217,33 +205,12 @@ impl<H: RunHooks> Queue<H> {
                     if let Some(guard) = guard {
                         guard()?;
                     }
-                    self.dispatch(op)
+                    dispatch_op(&self.hooks, op)?.map_or(Ok(()), |work| work())
                 });
                 if let Err(e) = outcome {
                     self.fail(format!("{name} (command {number} of its queue)"), e);
                 }
             }
-        }
-    }
-
-    fn dispatch(&self, op: StreamOp) -> Result<()> {
-        match op {
-            StreamOp::Copy {
-                dst,
-                src,
-                size,
-                direction,
-            } => self.hooks.copy(dst, src, size, direction),
-            StreamOp::Fill { dst, pattern, size } => self.hooks.fill(dst, &pattern, size),
-            StreamOp::Launch {
-                kernel,
-                config,
-                args,
-            } => {
-                let own = own_kernel::<H::Kernel>(kernel.as_ref(), H::WHOSE)?;
-                self.hooks.launch(own, &config, args)
-            }
-            StreamOp::Host(work) => work(),
         }
     }
 

@@ -21,8 +21,8 @@ pub use program::{
     own_kernel, GlobalVariable, Kernel, KernelArgs, LaunchConfig, Program, SymbolKind,
 };
 pub use stream::{
-    catch_panic, keep_first_failure, launch_now, own_event, own_event_arc, run_host_work, CopyDirection, Guard,
-    HostWork, Stream, StreamEvent, StreamOp,
+    catch_panic, dispatch_op, keep_first_failure, launch_now, own_event, own_event_arc,
+    run_host_work, CopyDirection, Guard, HostWork, OpHooks, Stream, StreamEvent, StreamOp,
 };
 pub use types::{AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, EXTENSION_BASE};
 

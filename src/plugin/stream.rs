@@ -8,7 +8,7 @@
 //! is the same for every backend (handles, validation, waits across backends, profiling)
 //! is the runtime's, around these traits.
 
-use super::program::{Kernel, KernelArgs, LaunchConfig};
+use super::program::{own_kernel, Kernel, KernelArgs, LaunchConfig};
 use super::Device;
 use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, Result};
@@ -129,6 +129,55 @@ pub enum StreamOp {
         args: KernelArgs,
     },
     Host(HostWork),
+}
+
+/// The operations a backend's stream hooks run, whether on the device (`StreamHooks`)
+/// or on host threads (`RunHooks`). Each returns once the operation is enqueued or, on
+/// host threads, done.
+pub trait OpHooks: Send + Sync + 'static {
+    type Kernel: Kernel + 'static;
+
+    /// The backend's devices, in refusals ("a CUDA device").
+    const WHOSE: &'static str;
+
+    fn copy(&self, dst: usize, src: usize, size: usize, direction: CopyDirection) -> Result<()>;
+
+    /// `size` bytes at `dst` (device memory) with repetitions of `pattern`.
+    fn fill(&self, dst: usize, pattern: Vec<u8>, size: usize) -> Result<()>;
+
+    /// A launch of `kernel`, checked already; `held` is the same kernel, for a stream
+    /// that keeps it until the launch is done.
+    fn launch(
+        &self,
+        kernel: &Self::Kernel,
+        held: &Arc<dyn Kernel>,
+        config: &LaunchConfig,
+        args: KernelArgs,
+    ) -> Result<()>;
+}
+
+/// Runs a copy, fill or launch with `hooks` (a launch only of the backend's own kernels);
+/// a host step is handed back, for the stream to run its way.
+pub fn dispatch_op<H: OpHooks>(hooks: &H, op: StreamOp) -> Result<Option<HostWork>> {
+    match op {
+        StreamOp::Copy {
+            dst,
+            src,
+            size,
+            direction,
+        } => hooks.copy(dst, src, size, direction)?,
+        StreamOp::Fill { dst, pattern, size } => hooks.fill(dst, pattern, size)?,
+        StreamOp::Launch {
+            kernel,
+            config,
+            args,
+        } => {
+            let own = own_kernel::<H::Kernel>(kernel.as_ref(), H::WHOSE)?;
+            hooks.launch(own, &kernel, &config, args)?
+        }
+        StreamOp::Host(work) => return Ok(Some(work)),
+    }
+    Ok(None)
 }
 
 /// An in-order stream of operations on one device.

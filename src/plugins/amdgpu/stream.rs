@@ -26,7 +26,7 @@ use super::signal::PooledSignal;
 use crate::plugin::device_stream::{DeviceStream, HostErrors, HostStep, StreamHooks};
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{
-    own_event, CopyDirection, HostWork, Kernel, KernelArgs, LaunchConfig, StreamEvent,
+    own_event, CopyDirection, HostWork, Kernel, KernelArgs, LaunchConfig, OpHooks, StreamEvent,
 };
 
 /// Whose kernels and events this stream takes (in refusals of another backend's).
@@ -387,19 +387,9 @@ impl AmdgpuQueue {
     }
 }
 
-impl StreamHooks for AmdgpuQueue {
+impl OpHooks for AmdgpuQueue {
     type Kernel = AmdgpuKernel;
-    type Event = AmdgpuEvent;
     const WHOSE: &'static str = WHOSE;
-
-    fn begin(&self, name: &'static str) -> Result<()> {
-        match &self.state.lock().broken {
-            Some(e) => Err(e
-                .clone()
-                .context(format!("enqueueing {name} after the queue stopped"))),
-            None => Ok(()),
-        }
-    }
 
     fn copy(&self, dst: usize, src: usize, size: usize, direction: CopyDirection) -> Result<()> {
         self.enqueue_copy(&mut self.state.lock(), dst, src, size, direction)
@@ -412,11 +402,24 @@ impl StreamHooks for AmdgpuQueue {
     fn launch(
         &self,
         kernel: &AmdgpuKernel,
-        held: Arc<dyn Kernel>,
+        held: &Arc<dyn Kernel>,
         config: &LaunchConfig,
-        args: &KernelArgs,
+        args: KernelArgs,
     ) -> Result<()> {
-        self.enqueue_launch(&mut self.state.lock(), kernel, held, config, args)
+        self.enqueue_launch(&mut self.state.lock(), kernel, held.clone(), config, &args)
+    }
+}
+
+impl StreamHooks for AmdgpuQueue {
+    type Event = AmdgpuEvent;
+
+    fn begin(&self, name: &'static str) -> Result<()> {
+        match &self.state.lock().broken {
+            Some(e) => Err(e
+                .clone()
+                .context(format!("enqueueing {name} after the queue stopped"))),
+            None => Ok(()),
+        }
     }
 
     fn host_step(&self, name: &'static str, step: HostStep) -> Result<()> {

@@ -13,7 +13,9 @@ use super::fill::{plan_fill, repeated, FillStep};
 use super::kernel::CudaKernel;
 use crate::plugin::device_stream::{DeviceStream, HostStep, StreamHooks};
 use crate::plugin::foundation::error::Result;
-use crate::plugin::{own_event, CopyDirection, Kernel, KernelArgs, LaunchConfig, StreamEvent};
+use crate::plugin::{
+    own_event, CopyDirection, Kernel, KernelArgs, LaunchConfig, OpHooks, StreamEvent,
+};
 use std::any::Any;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -43,14 +45,9 @@ impl CudaQueue {
     }
 }
 
-impl StreamHooks for CudaQueue {
+impl OpHooks for CudaQueue {
     type Kernel = CudaKernel;
-    type Event = CudaEvent;
     const WHOSE: &'static str = WHOSE;
-
-    fn begin(&self, _name: &'static str) -> Result<()> {
-        self.context.make_current()
-    }
 
     /// Unified addressing tells the driver which side is which.
     fn copy(&self, dst: usize, src: usize, size: usize, _direction: CopyDirection) -> Result<()> {
@@ -90,11 +87,19 @@ impl StreamHooks for CudaQueue {
     fn launch(
         &self,
         kernel: &CudaKernel,
-        _held: Arc<dyn Kernel>,
+        _held: &Arc<dyn Kernel>,
         config: &LaunchConfig,
-        args: &KernelArgs,
+        args: KernelArgs,
     ) -> Result<()> {
-        kernel.launch_on(self.stream, config, args)
+        kernel.launch_on(self.stream, config, &args)
+    }
+}
+
+impl StreamHooks for CudaQueue {
+    type Event = CudaEvent;
+
+    fn begin(&self, _name: &'static str) -> Result<()> {
+        self.context.make_current()
     }
 
     /// On the driver's callback thread, as a `cuLaunchHostFunc` callback.

@@ -8,7 +8,8 @@ use super::memory;
 use crate::plugin::foundation::error::Result;
 use crate::plugin::foundation::worker_pool::WorkerPool;
 use crate::plugin::host_run_stream::{HostRunStream, RunHooks, RunTask};
-use crate::plugin::{CopyDirection, Kernel, KernelArgs, LaunchConfig};
+use crate::plugin::{CopyDirection, Kernel, KernelArgs, LaunchConfig, OpHooks};
+use std::sync::Arc;
 
 /// The host's operations of a stream.
 pub struct HostOps;
@@ -16,24 +17,32 @@ pub struct HostOps;
 pub type HostStream = HostRunStream<HostOps>;
 
 impl RunHooks for HostOps {
-    type Kernel = HostKernel;
-    const WHOSE: &'static str = "the host device";
-
     fn schedule(&self, task: RunTask) {
         WorkerPool::global().spawn(task);
     }
+}
+
+impl OpHooks for HostOps {
+    type Kernel = HostKernel;
+    const WHOSE: &'static str = "the host device";
 
     fn copy(&self, dst: usize, src: usize, size: usize, _: CopyDirection) -> Result<()> {
         memory::copy(dst, src, size);
         Ok(())
     }
 
-    fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
-        memory::fill(dst, pattern, size);
+    fn fill(&self, dst: usize, pattern: Vec<u8>, size: usize) -> Result<()> {
+        memory::fill(dst, &pattern, size);
         Ok(())
     }
 
-    fn launch(&self, kernel: &HostKernel, config: &LaunchConfig, args: KernelArgs) -> Result<()> {
+    fn launch(
+        &self,
+        kernel: &HostKernel,
+        _: &Arc<dyn Kernel>,
+        config: &LaunchConfig,
+        args: KernelArgs,
+    ) -> Result<()> {
         kernel.run(config, &args)
     }
 }

@@ -11,7 +11,7 @@ use super::device::RemoteDevice;
 use super::program::RemoteKernel;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::host_run_stream::{HostRunStream, RunHooks, RunTask};
-use crate::plugin::{CopyDirection, Device, KernelArgs, LaunchConfig};
+use crate::plugin::{CopyDirection, Device, Kernel, KernelArgs, LaunchConfig, OpHooks};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -48,28 +48,36 @@ pub fn new_stream(device: Arc<RemoteDevice>) -> Result<RemoteStream> {
     }))
 }
 
-impl RunHooks for RemoteOps {
+impl OpHooks for RemoteOps {
     type Kernel = RemoteKernel;
     const WHOSE: &'static str = "a remote device";
-
-    fn schedule(&self, task: RunTask) {
-        // The thread ends only after this sender is gone.
-        let _ = self.thread.send(task);
-    }
 
     fn copy(&self, dst: usize, src: usize, size: usize, direction: CopyDirection) -> Result<()> {
         direction.copy_with(self.device.as_ref() as &dyn Device, dst, src, size)
     }
 
-    fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
-        self.device.fill(dst, pattern, size)
+    fn fill(&self, dst: usize, pattern: Vec<u8>, size: usize) -> Result<()> {
+        self.device.fill(dst, &pattern, size)
     }
 
     /// Queued on the server's stream: no answer awaited.
-    fn launch(&self, kernel: &RemoteKernel, config: &LaunchConfig, args: KernelArgs) -> Result<()> {
+    fn launch(
+        &self,
+        kernel: &RemoteKernel,
+        _: &Arc<dyn Kernel>,
+        config: &LaunchConfig,
+        args: KernelArgs,
+    ) -> Result<()> {
         self.kernels_queued.store(true, Ordering::Release);
         self.used.store(true, Ordering::Relaxed);
         self.device.launch(kernel, config, args.bytes, self.stream)
+    }
+}
+
+impl RunHooks for RemoteOps {
+    fn schedule(&self, task: RunTask) {
+        // The thread ends only after this sender is gone.
+        let _ = self.thread.send(task);
     }
 
     /// Waits for the kernels queued on the server (their first failure).

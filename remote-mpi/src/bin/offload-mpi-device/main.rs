@@ -20,8 +20,8 @@ use memory::{MemoryTable, Region};
 use offload::plugin::foundation::copy;
 use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::{
-    check_launch, launch_now, AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel, KernelArgs,
-    LaunchConfig, LaunchLimits, Program, Stream, StreamOp, SymbolKind,
+    check_launch, launch_now, AllocKind, Backend, Device, DeviceInfo, DeviceType, Kernel,
+    KernelArgs, LaunchConfig, LaunchLimits, Program, Stream, StreamOp, SymbolKind,
 };
 use offload::plugins::remote::wire::{self, Reply, Request, INLINE_LIMIT};
 use offload_remote_mpi::in_flight::InFlight;
