@@ -10,6 +10,14 @@
 //! such distances by chance, and a copy's speed then depends on where the allocator put
 //! them. `copy_bytes` cuts such a copy into pieces below glibc's `rep movsb` threshold,
 //! which it copies with vector loads and stores, as fast as the good case.
+//!
+//! Only copies below the size where glibc stops using `rep movsb` are cut: on AMD CPUs
+//! glibc 2.36 stops at the L2 cache's size (its `rep_movsb_stop_threshold`), and above
+//! it copies with vector stores at full speed whatever the distance, faster than 2 KiB
+//! pieces would (64 MiB in 1 MiB pieces at a distance of 16 bytes: 13.0 ms whole,
+//! 16.2 ms in 2 KiB pieces; in 448 KiB pieces: 34.7 ms whole, 12.1 in 2 KiB pieces).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Pieces a copy at a bad distance is cut into: below every glibc's `rep movsb`
 /// threshold (at least 2,048 + 1 bytes).
@@ -18,9 +26,33 @@ const PIECE: usize = 2048;
 /// Destination-past-source distances (modulo a page) at which `rep movsb` is slow.
 const SLOW_DISTANCE: std::ops::Range<usize> = 1..64;
 
+/// Where glibc stops using `rep movsb` when the C library does not give the L2 cache's
+/// size: the L2 of the CPUs concerned is 512 KiB (Zen 2, 3) or 1 MiB (Zen 4).
+const REP_MOVSB_STOP_UNKNOWN: usize = 1 << 20;
+
 /// Whether a copy of `len` bytes from `src` to `dst` would take memcpy's slow path.
 fn at_slow_distance(dst: usize, src: usize, len: usize) -> bool {
-    len > PIECE && SLOW_DISTANCE.contains(&(dst.wrapping_sub(src) % 4096))
+    let distance = dst.wrapping_sub(src) % 4096;
+    len > PIECE && len < rep_movsb_stop() && SLOW_DISTANCE.contains(&distance)
+}
+
+/// The size from which memcpy no longer uses `rep movsb`: the L2 cache's (read once).
+fn rep_movsb_stop() -> usize {
+    static STOP: AtomicUsize = AtomicUsize::new(0);
+    match STOP.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: sysconf has no preconditions.
+            let l2 = unsafe { libc::sysconf(libc::_SC_LEVEL2_CACHE_SIZE) };
+            let stop = if l2 > 0 {
+                l2 as usize
+            } else {
+                REP_MOVSB_STOP_UNKNOWN
+            };
+            STOP.store(stop, Ordering::Relaxed);
+            stop
+        }
+        stop => stop,
+    }
 }
 
 /// Copies `len` bytes from `src` to `dst`, as `ptr::copy_nonoverlapping` does.
@@ -117,5 +149,9 @@ mod tests {
         assert!(!at_slow_distance(64, 0, 4096));
         assert!(!at_slow_distance(0, 9, 4096)); // destination before the source
         assert!(!at_slow_distance(9, 0, 2048)); // short: no rep movsb
+        let stop = rep_movsb_stop();
+        assert!(stop >= 64 << 10, "{stop}");
+        assert!(at_slow_distance(9, 0, stop - 1));
+        assert!(!at_slow_distance(9, 0, stop)); // long: vector stores, no rep movsb
     }
 }
