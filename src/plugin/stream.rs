@@ -57,6 +57,7 @@ impl CopyDirection {
 
 /// Runs a checked launch and returns when it is done: the kernel's direct path where it
 /// has one, else enqueued on a new stream of `device` (the kernel's) and synchronized.
+#[inline]
 pub fn launch_now(
     device: &dyn Device,
     kernel: &Arc<dyn Kernel>,
