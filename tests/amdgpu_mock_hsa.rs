@@ -248,7 +248,7 @@ fn the_device_path_runs_against_a_mock_runtime() {
         )
         .unwrap();
     stream.synchronize().unwrap();
-    assert!(stream.is_idle());
+    assert!(stream.is_idle().unwrap());
     assert!(ran.load(Ordering::SeqCst), "the host function ran in order");
     let mut expected = pageable.clone();
     expected[4096 - 64..].copy_from_slice(&pageable[..64]);
@@ -444,7 +444,7 @@ fn with_packets(
     )
     .unwrap();
     let end = a.record().unwrap();
-    assert!(!end.is_complete());
+    assert!(!end.is_complete().unwrap());
     b.wait(&end).unwrap();
     let flag = Arc::new(AtomicBool::new(false));
     let set = flag.clone();

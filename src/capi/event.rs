@@ -125,7 +125,7 @@ fn event_info(
 ) -> Result<()> {
     let e = live_event(rt, event, "Event")?;
     let key: EventInfo = args::enumeration(key, "PropName", EVENT_INFO_EXPECTED)?;
-    answer(&rt.event_info(&e, key), &key)
+    answer(&rt.event_info(&e, key)?, &key)
 }
 
 /// Writes one property of `Event` to `PropValue`.

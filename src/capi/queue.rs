@@ -235,7 +235,7 @@ fn queue_info(
 ) -> Result<()> {
     let q = live_queue(rt, queue)?;
     let key: QueueInfo = args::enumeration(key, "PropName", QUEUE_INFO_EXPECTED)?;
-    answer(&rt.queue_info(&q, key), &key)
+    answer(&rt.queue_info(&q, key)?, &key)
 }
 
 /// Writes one property of `Queue` to `PropValue`.

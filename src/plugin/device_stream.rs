@@ -48,7 +48,8 @@ pub trait StreamHooks: OpHooks {
     /// Waits until everything enqueued is done on the device: its failure, if one.
     fn synchronize(&self) -> Result<()>;
 
-    fn is_idle(&self) -> bool;
+    /// Nothing pending; the device's error where the stream stopped on one.
+    fn is_idle(&self) -> Result<bool>;
 }
 
 /// A stream of a device backend: the hooks, and what the generic part keeps.
@@ -110,7 +111,7 @@ impl<H: StreamHooks> Stream for DeviceStream<H> {
         }
     }
 
-    fn is_idle(&self) -> bool {
+    fn is_idle(&self) -> Result<bool> {
         self.hooks.is_idle()
     }
 

@@ -321,7 +321,7 @@ impl<H: RunHooks> Stream for HostRunStream<H> {
     }
 
     fn wait(&self, event: &Arc<dyn StreamEvent>) -> Result<()> {
-        if event.is_complete() {
+        if event.is_complete()? {
             return Ok(());
         }
         // An event of another backend is bridged by the runtime, never given here.
@@ -336,18 +336,18 @@ impl<H: RunHooks> Stream for HostRunStream<H> {
 
     /// When only launches handed on remain, a settle is queued, so that a later call
     /// finds the stream idle once they ended.
-    fn is_idle(&self) -> bool {
+    fn is_idle(&self) -> Result<bool> {
         let settle = {
             let s = self.0.state.lock();
             if self.0.nothing_pending(&s) {
-                return true;
+                return Ok(true);
             }
             s.pending.is_empty() && matches!(s.status, Status::Idle | Status::Scheduled)
         };
         if settle {
             self.0.push(Command::Settle);
         }
-        false
+        Ok(false)
     }
 }
 
@@ -415,8 +415,8 @@ impl RunEvent {
 }
 
 impl StreamEvent for RunEvent {
-    fn is_complete(&self) -> bool {
-        self.state.lock().completed_at.is_some()
+    fn is_complete(&self) -> Result<bool> {
+        Ok(self.state.lock().completed_at.is_some())
     }
 
     fn synchronize(&self) -> Result<()> {

@@ -198,8 +198,10 @@ pub trait Stream: Send + Sync {
     /// an operation since the last synchronize.
     fn synchronize(&self) -> Result<()>;
 
-    /// True when nothing enqueued is pending (may be false when the backend cannot tell).
-    fn is_idle(&self) -> bool;
+    /// True when nothing enqueued is pending (may be false when the backend cannot tell);
+    /// the stream's error where it has stopped on one (a GPU's fault), so a caller polling
+    /// it learns of the failure instead of waiting for ever.
+    fn is_idle(&self) -> Result<bool>;
 
     /// Whether operations run on host threads, where a guard runs just before each. A
     /// stream whose operations run on the device runs a guard when it is enqueued, just
@@ -211,7 +213,9 @@ pub trait Stream: Send + Sync {
 
 /// A point in a stream.
 pub trait StreamEvent: Send + Sync {
-    fn is_complete(&self) -> bool;
+    /// Whether the event was reached; the error that stopped its stream where the event
+    /// can no longer be reached (a GPU's fault), so a caller polling it is told.
+    fn is_complete(&self) -> Result<bool>;
 
     /// Blocks until the event completes; the error of its stream, if an operation before
     /// it failed.

@@ -2,6 +2,7 @@
 //! what the API promises beyond it: it names its queue and device, and stays valid after
 //! its queue is destroyed.
 
+use crate::plugin::foundation::error::Result;
 use crate::plugin::StreamEvent;
 use crate::runtime::platform::Device;
 use std::sync::Arc;
@@ -32,7 +33,7 @@ pub struct Event {
 }
 
 impl Event {
-    pub fn is_complete(&self) -> bool {
+    pub fn is_complete(&self) -> Result<bool> {
         self.inner.is_complete()
     }
 }

@@ -67,7 +67,7 @@ impl Queue {
     /// Later work waits for `event`: through the stream where the event is of the same
     /// backend, else by a host step of this stream that waits for the event.
     pub fn wait(&self, event: &Event) -> Result<()> {
-        if event.inner.is_complete() {
+        if event.inner.is_complete()? {
             return Ok(());
         }
         if event.device.platform.index == self.device.platform.index {
@@ -94,7 +94,7 @@ impl Queue {
         self.stream.synchronize()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> Result<bool> {
         self.stream.is_idle()
     }
 }

@@ -37,7 +37,9 @@ impl Runtime {
         // Kept while work may still come or run (a stream someone else holds, through
         // the queue, can still be given work); the rest are let go here, so a program
         // that makes queues for ever does not grow the list.
-        let may_run = |stream: &Arc<dyn Stream>| Arc::strong_count(stream) > 1 || !stream.is_idle();
+        let may_run = |stream: &Arc<dyn Stream>| {
+            Arc::strong_count(stream) > 1 || !matches!(stream.is_idle(), Ok(true))
+        };
         let mut retired = self.retired.lock();
         retired.push(queue.stream.clone());
         drop(queue);
@@ -45,11 +47,12 @@ impl Runtime {
         Ok(())
     }
 
-    pub fn queue_info(&self, queue: &Queue, key: QueueInfo) -> InfoValue {
-        match key {
+    /// One property; `Empty` is the stream's error where it stopped on one.
+    pub fn queue_info(&self, queue: &Queue, key: QueueInfo) -> Result<InfoValue> {
+        Ok(match key {
             QueueInfo::Device => InfoValue::Handle(queue.device.handle()),
-            QueueInfo::Empty => InfoValue::Bool(queue.is_empty()),
-        }
+            QueueInfo::Empty => InfoValue::Bool(queue.is_empty()?),
+        })
     }
 
     /// Whether the allocation a command's range lay in when it was enqueued (what
@@ -192,11 +195,12 @@ impl Runtime {
         events.iter().try_for_each(|event| queue.wait(event))
     }
 
-    pub fn event_info(&self, event: &Event, key: EventInfo) -> InfoValue {
-        match key {
+    /// One property; `IsComplete` is the stream's error where the event cannot be reached.
+    pub fn event_info(&self, event: &Event, key: EventInfo) -> Result<InfoValue> {
+        Ok(match key {
             EventInfo::Queue => InfoValue::Handle(event.queue_handle),
-            EventInfo::IsComplete => InfoValue::Bool(event.is_complete()),
-        }
+            EventInfo::IsComplete => InfoValue::Bool(event.is_complete()?),
+        })
     }
 
     pub fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {

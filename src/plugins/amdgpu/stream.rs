@@ -482,12 +482,12 @@ impl StreamHooks for AmdgpuQueue {
         Ok(())
     }
 
-    fn is_idle(&self) -> bool {
-        self.state
-            .lock()
-            .last
-            .as_ref()
-            .map_or(true, |s| s.is_done())
+    fn is_idle(&self) -> Result<bool> {
+        let state = self.state.lock();
+        if let Some(e) = &state.broken {
+            return Err(e.clone());
+        }
+        Ok(state.last.as_ref().map_or(true, |s| s.is_done()))
     }
 }
 
@@ -520,8 +520,14 @@ impl AmdgpuEvent {
 }
 
 impl StreamEvent for AmdgpuEvent {
-    fn is_complete(&self) -> bool {
-        self.signal.is_done()
+    fn is_complete(&self) -> Result<bool> {
+        if self.signal.is_done() {
+            return Ok(true);
+        }
+        match self.device.faults.get().or_else(|| self.queue.error()) {
+            Some(e) => Err(e.context("an operation before the event failed")),
+            None => Ok(false),
+        }
     }
 
     fn synchronize(&self) -> Result<()> {

@@ -10,14 +10,14 @@
 use super::context::PrimaryContext;
 use super::ffi::{CuEvent, CuStream, EVENT_DEFAULT, STREAM_NON_BLOCKING};
 use super::fill::{plan_fill, repeated, FillStep};
+use super::host_steps::{run_host_step, QueueSteps};
 use super::kernel::CudaKernel;
 use crate::plugin::device_stream::{DeviceStream, HostStep, StreamHooks};
-use crate::plugin::foundation::error::Result;
+use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{
     own_event, CopyDirection, Kernel, KernelArgs, LaunchConfig, OpHooks, StreamEvent,
 };
 use std::any::Any;
-use std::ffi::c_void;
 use std::sync::Arc;
 
 /// Whose kernels and events this stream takes (in refusals of another backend's).
@@ -35,13 +35,19 @@ pub fn new_stream(context: Arc<PrimaryContext>) -> Result<CudaStream> {
 pub struct CudaQueue {
     context: Arc<PrimaryContext>,
     stream: CuStream,
+    /// Host steps handed to the driver, released here if a fault keeps it from calling them.
+    steps: QueueSteps,
 }
 
 impl CudaQueue {
     fn new(context: Arc<PrimaryContext>) -> Result<CudaQueue> {
         context.make_current()?;
         let stream = context.driver().stream_create(STREAM_NON_BLOCKING)?;
-        Ok(CudaQueue { context, stream })
+        Ok(CudaQueue {
+            context,
+            stream,
+            steps: QueueSteps::default(),
+        })
     }
 }
 
@@ -104,17 +110,16 @@ impl StreamHooks for CudaQueue {
 
     /// On the driver's callback thread, as a `cuLaunchHostFunc` callback.
     fn host_step(&self, _name: &'static str, step: HostStep) -> Result<()> {
-        let data = Box::into_raw(Box::new(step)) as *mut c_void;
-        // SAFETY: `run_host_step` takes the box back exactly once and calls no CUDA; on
-        // an error the driver never calls it, so the box is reclaimed here instead.
+        let data = self.steps.hand_out(step);
+        // SAFETY: `run_host_step` takes `data` as the number of a kept step and calls no
+        // CUDA; it never dereferences it.
         let queued = unsafe {
             self.context
                 .driver()
                 .launch_host_func(self.stream, run_host_step, data)
         };
         if queued.is_err() {
-            // SAFETY: the driver refused the callback, so `data` is still ours.
-            drop(unsafe { Box::from_raw(data as *mut HostStep) });
+            self.steps.take_back(data);
         }
         queued
     }
@@ -137,29 +142,31 @@ impl StreamHooks for CudaQueue {
             .stream_wait_event(self.stream, event.event)
     }
 
+    /// After a fault, the host steps the driver will not call are released and counted.
     fn synchronize(&self) -> Result<()> {
         self.context.make_current()?;
-        self.context
-            .driver()
-            .stream_synchronize(self.stream)
-            .map_err(|e| e.context("an asynchronous operation failed"))
+        match self.context.driver().stream_synchronize(self.stream) {
+            Ok(()) => {
+                self.steps.all_called();
+                Ok(())
+            }
+            Err(e) => {
+                let e = e.context("an asynchronous operation failed");
+                let unrun = match self.steps.release_uncalled() {
+                    0 => return Err(e),
+                    1 => "1 host function queued before the fault was not run".to_string(),
+                    n => format!("{n} host functions queued before the fault were not run"),
+                };
+                Err(Error::new(e.code, format!("{}; {unrun}", e.details)))
+            }
+        }
     }
 
-    fn is_idle(&self) -> bool {
-        self.context.make_current().is_ok()
-            && self
-                .context
-                .driver()
-                .stream_query(self.stream)
-                .unwrap_or(false)
+    /// `cuStreamQuery`: after a fault it answers the context's error on every call.
+    fn is_idle(&self) -> Result<bool> {
+        self.context.make_current()?;
+        self.context.driver().stream_query(self.stream)
     }
-}
-
-unsafe extern "C" fn run_host_step(data: *mut c_void) {
-    // SAFETY: `data` is the `Box<HostStep>` leaked by `host_step`, given to us once.
-    let step = unsafe { Box::from_raw(data as *mut HostStep) };
-    // The generic stream made the step one that neither fails nor unwinds.
-    step();
 }
 
 impl Drop for CudaQueue {
@@ -177,13 +184,10 @@ pub struct CudaEvent {
 }
 
 impl StreamEvent for CudaEvent {
-    fn is_complete(&self) -> bool {
-        self.context.make_current().is_ok()
-            && self
-                .context
-                .driver()
-                .event_query(self.event)
-                .unwrap_or(false)
+    /// `cuEventQuery`: after a fault it answers the context's error on every call.
+    fn is_complete(&self) -> Result<bool> {
+        self.context.make_current()?;
+        self.context.driver().event_query(self.event)
     }
 
     fn synchronize(&self) -> Result<()> {

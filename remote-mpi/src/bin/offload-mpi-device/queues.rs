@@ -45,7 +45,7 @@ impl Server {
                 (None, Ok(())) => Ok((Reply::Done, Outgoing::Nothing)),
             }
         };
-        let Some(running) = stream.filter(|s| !s.is_idle()) else {
+        let Some(running) = stream.filter(|s| !matches!(s.is_idle(), Ok(true))) else {
             return settle(None);
         };
         let (transport, app, tag) = (self.transport.clone(), self.app, self.tag);

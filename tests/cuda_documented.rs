@@ -1,0 +1,126 @@
+//! The CUDA backend against a stand-in driver that behaves as NVIDIA documents where
+//! a kinder stand-in would hide a mistake (issue 19): each test names the documented
+//! behaviour it depends on.
+
+mod cuda_support;
+
+use cuda_support::{build_mock_driver, Mock};
+use offload::plugin::foundation::error::Error;
+use offload::plugin::{Device, KernelArgs, LaunchConfig, Program, StreamOp};
+use offload::plugins::cuda::CudaPlugin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Kernels the stand-in knows by name: "fault" faults, "hold" runs until released,
+/// "big_static" has 40 KiB of static shared memory.
+const PTX: &[u8] = b".version 7.0\n.target sm_80\n.address_size 64\n\
+    .visible .entry scale(.param .u64 x, .param .f32 a, .param .u64 n)\n{\n\tret;\n}\n\
+    .visible .entry fault()\n{\n\tret;\n}\n\
+    .visible .entry hold()\n{\n\tret;\n}\n\
+    .visible .entry big_static()\n{\n\tret;\n}\n";
+
+/// The stand-in, its one device, and that device's program of the kernels above.
+fn open(tag: &str) -> Option<(Mock, Arc<dyn Device>, Arc<dyn Program>)> {
+    let Some(path) = build_mock_driver(tag) else {
+        eprintln!("skipped: no C compiler to build the stand-in driver");
+        return None;
+    };
+    let plugin = CudaPlugin::with_library(&path);
+    // SAFETY: the stand-in has no initialisers; the plugin opened the same file, so this
+    // is the same loaded copy with the same state.
+    let mock = Mock {
+        library: unsafe { libloading::Library::new(&path) }.unwrap(),
+    };
+    let gpu = plugin.open_devices().unwrap().remove(0);
+    let program = gpu.load_program(PTX).unwrap();
+    Some((mock, Arc::new(gpu), program))
+}
+
+fn launch(program: &Arc<dyn Program>, name: &str, dyn_shared_memory: usize) -> StreamOp {
+    StreamOp::Launch {
+        kernel: program.kernel(name).unwrap(),
+        config: LaunchConfig {
+            dyn_shared_memory,
+            ..LaunchConfig::new(1, [1; 3], [32, 1, 1], 0, false)
+        },
+        args: KernelArgs::default(),
+    }
+}
+
+/// Polls `done` until it answers, for at most ten seconds (a poll that never ends is
+/// the failure this guards against).
+fn poll<T>(what: &str, mut done: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(answer) = done() {
+            return answer;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: still polling after 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// cuStreamQuery / cuEventQuery: "may also return error codes from previous,
+/// asynchronous launches"; after a fault every call answers the sticky error. Host
+/// functions queued behind the fault are never called by the driver.
+#[test]
+fn after_a_fault_polling_reports_it_and_unrun_host_functions_are_released() {
+    let Some((mock, gpu, program)) = open("fault") else {
+        return;
+    };
+    let stream = gpu.create_stream().unwrap();
+    stream
+        .enqueue("olLaunchKernel", launch(&program, "hold", 0), None)
+        .unwrap();
+    stream
+        .enqueue("olLaunchKernel", launch(&program, "fault", 0), None)
+        .unwrap();
+    let held = Arc::new(());
+    let in_step = held.clone();
+    stream
+        .enqueue(
+            "olLaunchHostFunction",
+            StreamOp::Host(Box::new(move || {
+                drop(in_step);
+                Ok(())
+            })),
+            None,
+        )
+        .unwrap();
+    let event = stream.record().unwrap();
+    assert!(!stream.is_idle().unwrap(), "held: not idle yet");
+    assert!(!event.is_complete().unwrap());
+    mock.release();
+
+    let idle: Error = poll("OL_QUEUE_INFO_EMPTY", || stream.is_idle().err());
+    assert!(
+        idle.details.contains("CUDA_ERROR_ILLEGAL_ADDRESS"),
+        "{}",
+        idle.details
+    );
+    let complete = poll("OL_EVENT_INFO_IS_COMPLETE", || event.is_complete().err());
+    assert!(complete.details.contains("CUDA_ERROR_ILLEGAL_ADDRESS"));
+
+    let e = stream.synchronize().unwrap_err();
+    assert!(
+        e.details.contains("CUDA_ERROR_ILLEGAL_ADDRESS"),
+        "{}",
+        e.details
+    );
+    assert!(
+        e.details
+            .contains("1 host function queued before the fault was not run"),
+        "{}",
+        e.details
+    );
+    assert_eq!(mock.get("host_funcs_discarded"), 1);
+    assert_eq!(mock.get("host_funcs_run"), 0);
+    assert_eq!(
+        Arc::strong_count(&held),
+        1,
+        "what the unrun host function held is released"
+    );
+}

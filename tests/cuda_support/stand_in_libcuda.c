@@ -1,0 +1,694 @@
+/* A stand-in libcuda.so.1, built at test time, that behaves as NVIDIA's driver API
+ * documentation says where a backend can get it wrong. Every entry point the backend
+ * resolves is here with cuda.h's prototype, over host memory:
+ *
+ * - Streams are asynchronous: each has a worker thread running its commands in order;
+ *   cuStreamQuery / cuEventQuery answer CUDA_ERROR_NOT_READY while work is pending.
+ * - Host functions (cuLaunchHostFunc) run on one callback thread of the driver's,
+ *   serialised across every stream, never on the caller's thread.
+ * - A kernel named "fault" is a memory fault: the context's error becomes sticky
+ *   (CUDA_ERROR_ILLEGAL_ADDRESS from every later call, queries included), the work
+ *   still queued is discarded and its host functions are never called.
+ * - A kernel named "hold" runs until the test calls mock_release().
+ * - Copies from or to pageable host memory on a stream are synchronous with the stream
+ *   as the "API synchronization behavior" page says: host to device waits for the stream
+ *   before copying, device to host returns once copied.
+ * - Events made with CU_EVENT_DISABLE_TIMING cannot be timed (CUDA_ERROR_INVALID_HANDLE).
+ * - Dynamic shared memory: a launch whose static + dynamic shared memory is above
+ *   48 KiB needs the function's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES raised
+ *   to cover its dynamic part; "big_static" has 40 KiB of static shared memory.
+ * - cuStreamWaitValue32_v2 holds a stream until a 32-bit word reaches a value.
+ * - Releasing the primary context with work still queued loses that work (counted).
+ *
+ * mock_get(name) reads the counters below; mock_last_args copies the last launch's
+ * argument block; mock_release() lets held kernels finish. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUcontext, *CUmodule, *CUfunction;
+typedef struct stream *CUstream;
+typedef struct event *CUevent;
+typedef struct { char bytes[16]; } CUuuid;
+typedef struct { unsigned id; char pad[4]; union { char raw[64]; int cooperative; } value; } CUlaunchAttribute;
+typedef struct {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  CUstream hStream; CUlaunchAttribute *attrs; unsigned numAttrs;
+} CUlaunchConfig;
+
+enum {
+  SUCCESS = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_CONTEXT = 201,
+  INVALID_HANDLE = 400, NOT_FOUND = 500, NOT_READY = 600, ILLEGAL_ADDRESS = 700,
+  HOST_MEMORY_NOT_REGISTERED = 713
+};
+enum { DISABLE_TIMING = 2 };
+enum { DEFAULT_SHARED = 49152, OPTIN_SHARED = 166912 };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+
+static char contexts[2];
+static long long ctx_refs, ctx_sets, live_allocs, live_modules, d8, d16, d32, copies;
+static long long register_flags, last_shared, last_cooperative, b2d, bad_extra;
+static long long events_created, events_timed, events_live, lost_work, host_funcs_run;
+static long long host_funcs_discarded, pageable_syncs, waits_on_value, loaded_fatbins;
+static long long callback_thread_calls_driver, held;
+static unsigned last_grid[3], last_block[3];
+static unsigned char last_args[256];
+static size_t last_args_size;
+static __thread CUcontext current;
+static __thread int on_callback_thread;
+static int counter_global = 41;
+static int sticky;      /* the context's sticky error, 0 while none */
+static long released;   /* mock_release() calls: held kernels end */
+static char kernel_names[4][16] = {"scale", "fault", "hold", "big_static"};
+static int dyn_allowed[4] = {DEFAULT_SHARED, DEFAULT_SHARED, DEFAULT_SHARED, DEFAULT_SHARED - 40960};
+static const int static_shared[4] = {0, 0, 0, 40960};
+
+long long mock_get(const char *key) {
+#define K(x) if (!strcmp(key, #x)) return x;
+  K(ctx_refs) K(ctx_sets) K(live_allocs) K(live_modules) K(d8) K(d16) K(d32) K(copies)
+  K(register_flags) K(last_shared) K(last_cooperative) K(b2d) K(bad_extra)
+  K(events_created) K(events_timed) K(events_live) K(lost_work) K(host_funcs_run)
+  K(host_funcs_discarded) K(pageable_syncs) K(waits_on_value) K(loaded_fatbins) K(sticky)
+  K(callback_thread_calls_driver) K(held)
+  if (!strcmp(key, "dyn_allowed")) return dyn_allowed[0];
+  if (!strcmp(key, "dyn_allowed_big_static")) return dyn_allowed[3];
+  if (!strcmp(key, "grid")) return last_grid[0] * 10000LL + last_grid[1] * 100 + last_grid[2];
+  if (!strcmp(key, "block")) return last_block[0] * 10000LL + last_block[1] * 100 + last_block[2];
+  if (!strcmp(key, "current_is_primary")) return current == &contexts[0];
+  return -1;
+}
+size_t mock_last_args(unsigned char *out, size_t cap) {
+  memcpy(out, last_args, last_args_size < cap ? last_args_size : cap);
+  return last_args_size;
+}
+void mock_release(void) {
+  pthread_mutex_lock(&lock); released++; pthread_cond_broadcast(&changed); pthread_mutex_unlock(&lock);
+}
+/* Makes `c` current on the calling thread, as an application's own CUDA code would. */
+void mock_set_current(void *c) { current = c; }
+void *mock_current(void) { return current; }
+
+/* Host functions must not call CUDA: counts the calls made from the callback thread. */
+#define ENTRY                                                                              \
+  do {                                                                                     \
+    if (on_callback_thread) __atomic_add_fetch(&callback_thread_calls_driver, 1, __ATOMIC_RELAXED); \
+  } while (0)
+#define NEED_CONTEXT ENTRY; if (!current) return INVALID_CONTEXT;
+#define STICKY if (__atomic_load_n(&sticky, __ATOMIC_ACQUIRE)) return sticky;
+
+/* ---- memory: what an address is ---------------------------------------------------- */
+enum { PAGEABLE, DEVICE, PINNED };
+struct range { uintptr_t base; size_t size; int kind; };
+static struct range ranges[4096];
+static int nranges;
+
+static void add_range(void *p, size_t n, int kind) {
+  pthread_mutex_lock(&lock);
+  if (nranges < 4096) ranges[nranges++] = (struct range){(uintptr_t)p, n, kind};
+  pthread_mutex_unlock(&lock);
+}
+static void remove_range(void *p) {
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nranges; i++)
+    if (ranges[i].base == (uintptr_t)p) { ranges[i] = ranges[--nranges]; break; }
+  pthread_mutex_unlock(&lock);
+}
+static int kind_of(uintptr_t p) {
+  int kind = PAGEABLE;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nranges; i++)
+    if (p >= ranges[i].base && p < ranges[i].base + ranges[i].size) { kind = ranges[i].kind; break; }
+  pthread_mutex_unlock(&lock);
+  return kind;
+}
+
+/* ---- the driver's callback thread ----------------------------------------------------- */
+struct callback { void (*fn)(void *); void *data; int done; struct callback *next; };
+static struct callback *callbacks, **callbacks_tail = &callbacks;
+static pthread_t callback_thread;
+static int callback_thread_started;
+
+static void *run_callbacks(void *unused) {
+  (void)unused;
+  on_callback_thread = 1;
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    while (!callbacks) pthread_cond_wait(&changed, &lock);
+    struct callback *c = callbacks;
+    callbacks = c->next;
+    if (!callbacks) callbacks_tail = &callbacks;
+    pthread_mutex_unlock(&lock);
+    c->fn(c->data);
+    pthread_mutex_lock(&lock);
+    host_funcs_run++;
+    c->done = 1;
+    pthread_cond_broadcast(&changed);
+  }
+  return NULL;
+}
+
+/* Runs fn(data) on the callback thread and waits for it (lock held). */
+static void call_back(void (*fn)(void *), void *data) {
+  if (!callback_thread_started) {
+    pthread_create(&callback_thread, NULL, run_callbacks, NULL);
+    pthread_detach(callback_thread);
+    callback_thread_started = 1;
+  }
+  struct callback c = {fn, data, 0, NULL};
+  *callbacks_tail = &c;
+  callbacks_tail = &c.next;
+  pthread_cond_broadcast(&changed);
+  while (!c.done) pthread_cond_wait(&changed, &lock);
+}
+
+/* ---- streams ----------------------------------------------------------------------- */
+enum { C_COPY, C_SET, C_KERNEL, C_HOST, C_RECORD, C_WAIT_EVENT, C_WAIT_VALUE };
+struct command {
+  int kind;
+  uintptr_t dst, src;
+  size_t size, count;
+  unsigned value, unit;
+  int function;
+  void (*fn)(void *);
+  void *data;
+  struct event *event;
+  long target;
+  struct command *next;
+};
+struct stream {
+  struct command *head, **tail;
+  int busy, destroyed;
+  long pending;
+};
+struct event { unsigned flags; long recorded, completed; double at; int live; };
+
+static struct stream *streams[256];
+static int nstreams;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void set_memory(uintptr_t dst, unsigned value, unsigned unit, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    if (unit == 1) ((unsigned char *)dst)[i] = (unsigned char)value;
+    else if (unit == 2) ((unsigned short *)dst)[i] = (unsigned short)value;
+    else ((unsigned *)dst)[i] = value;
+  }
+}
+
+/* Runs one command (lock held; released around work that takes time). */
+static void execute(struct command *c) {
+  switch (c->kind) {
+  case C_COPY:
+    pthread_mutex_unlock(&lock);
+    memmove((void *)c->dst, (void *)c->src, c->size);
+    pthread_mutex_lock(&lock);
+    copies++;
+    break;
+  case C_SET:
+    pthread_mutex_unlock(&lock);
+    set_memory(c->dst, c->value, c->unit, c->count);
+    pthread_mutex_lock(&lock);
+    break;
+  case C_KERNEL:
+    if (c->function == 1) {
+      __atomic_store_n(&sticky, ILLEGAL_ADDRESS, __ATOMIC_RELEASE);
+    } else if (c->function == 2) {
+      /* Held until a mock_release() after its launch. */
+      held++;
+      pthread_cond_broadcast(&changed);
+      while (released <= c->target) pthread_cond_wait(&changed, &lock);
+      held--;
+    }
+    break;
+  case C_HOST:
+    call_back(c->fn, c->data);
+    break;
+  case C_RECORD:
+    c->event->completed = c->target;
+    c->event->at = now_ms();
+    break;
+  case C_WAIT_EVENT:
+    while (c->event->completed < c->target && !sticky) pthread_cond_wait(&changed, &lock);
+    break;
+  case C_WAIT_VALUE:
+    waits_on_value++;
+    while (__atomic_load_n((volatile unsigned *)c->dst, __ATOMIC_ACQUIRE) < c->value && !sticky) {
+      pthread_mutex_unlock(&lock);
+      usleep(50);
+      pthread_mutex_lock(&lock);
+    }
+    break;
+  }
+}
+
+static void *run_stream(void *arg) {
+  struct stream *s = arg;
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    while (!s->head && !s->destroyed) pthread_cond_wait(&changed, &lock);
+    if (!s->head) break;
+    struct command *c = s->head;
+    s->head = c->next;
+    if (!s->head) s->tail = &s->head;
+    if (sticky) {
+      /* The context is lost: queued work never runs, host functions are never called. */
+      if (c->kind == C_HOST) host_funcs_discarded++;
+    } else {
+      s->busy = 1;
+      execute(c);
+      s->busy = 0;
+    }
+    s->pending--;
+    free(c);
+    pthread_cond_broadcast(&changed);
+  }
+  for (int i = 0; i < nstreams; i++)
+    if (streams[i] == s) { streams[i] = streams[--nstreams]; break; }
+  pthread_mutex_unlock(&lock);
+  free(s);
+  return NULL;
+}
+
+static CUresult enqueue(struct stream *s, struct command c) {
+  struct command *copy = malloc(sizeof c);
+  *copy = c;
+  copy->next = NULL;
+  pthread_mutex_lock(&lock);
+  *s->tail = copy;
+  s->tail = &copy->next;
+  s->pending++;
+  pthread_cond_broadcast(&changed);
+  pthread_mutex_unlock(&lock);
+  return SUCCESS;
+}
+
+/* Waits until `s` has nothing pending (lock held). */
+static void drain(struct stream *s) {
+  while (s->pending && !sticky) pthread_cond_wait(&changed, &lock);
+  while (s->pending) pthread_cond_wait(&changed, &lock); /* discarding */
+}
+
+/* Runs `c` now on the calling thread: the NULL stream, whose work here is synchronous. */
+static CUresult run_now(struct command c) {
+  pthread_mutex_lock(&lock);
+  execute(&c);
+  pthread_mutex_unlock(&lock);
+  return SUCCESS;
+}
+
+static CUresult submit(CUstream s, struct command c) {
+  return s ? enqueue(s, c) : run_now(c);
+}
+
+/* Puts a held kernel on stream `s`, as a launch of "hold" would. */
+void mock_hold(struct stream *s) {
+  pthread_mutex_lock(&lock);
+  long now = released;
+  pthread_mutex_unlock(&lock);
+  enqueue(s, (struct command){.kind = C_KERNEL, .function = 2, .target = now});
+}
+
+/* ---- initialisation, devices, contexts ------------------------------------------------- */
+CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : SUCCESS; }
+CUresult cuDriverGetVersion(int *v) { *v = 12080; return SUCCESS; }
+CUresult cuGetErrorName(CUresult r, const char **s) {
+  switch (r) {
+  case 1: *s = "CUDA_ERROR_INVALID_VALUE"; return 0;
+  case 2: *s = "CUDA_ERROR_OUT_OF_MEMORY"; return 0;
+  case 218: *s = "CUDA_ERROR_INVALID_PTX"; return 0;
+  case 400: *s = "CUDA_ERROR_INVALID_HANDLE"; return 0;
+  case 500: *s = "CUDA_ERROR_NOT_FOUND"; return 0;
+  case 700: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return 0;
+  default: *s = NULL; return 1;
+  }
+}
+CUresult cuGetErrorString(CUresult r, const char **s) {
+  switch (r) {
+  case 1: *s = "invalid argument"; return 0;
+  case 2: *s = "out of memory"; return 0;
+  case 218: *s = "a PTX JIT compilation failed"; return 0;
+  case 400: *s = "invalid resource handle"; return 0;
+  case 500: *s = "named symbol not found"; return 0;
+  case 700: *s = "an illegal memory access was encountered"; return 0;
+  default: *s = NULL; return 1;
+  }
+}
+CUresult cuDeviceGetCount(int *n) { *n = 1; return SUCCESS; }
+CUresult cuDeviceGet(CUdevice *d, int ordinal) { if (ordinal != 0) return 101; *d = ordinal; return SUCCESS; }
+CUresult cuDeviceGetName(char *name, int len, CUdevice d) { snprintf(name, len, "Mock GPU %d", d); return SUCCESS; }
+CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
+  (void)d;
+  switch (attr) {
+  case 1: *v = 1024; break;            /* threads per block */
+  case 2: case 3: *v = 1024; break;    /* block x, y */
+  case 4: *v = 64; break;
+  case 5: *v = 2147483647; break;      /* grid x */
+  case 6: case 7: *v = 65535; break;
+  case 8: *v = DEFAULT_SHARED; break;  /* shared per block */
+  case 10: *v = 32; break;             /* warp */
+  case 13: *v = 1410000; break;        /* clock, kHz */
+  case 16: *v = 108; break;            /* SMs */
+  case 36: *v = 1593000; break;        /* memory clock, kHz */
+  case 75: *v = 8; break;              /* compute capability 8.0 */
+  case 76: *v = 0; break;
+  case 95: *v = 1; break;              /* cooperative launch */
+  case 97: *v = OPTIN_SHARED; break;   /* shared opt-in */
+  default: *v = 0;
+  }
+  return SUCCESS;
+}
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d) { (void)d; *bytes = 40ull << 30; return SUCCESS; }
+CUresult cuDeviceGetUuid(CUuuid *u, CUdevice d) { (void)d; memset(u->bytes, 0xff, 16); return SUCCESS; }
+CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d) {
+  (void)d; for (int i = 0; i < 16; i++) u->bytes[i] = (char)(i * 17); return SUCCESS;
+}
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice a, CUdevice b) { (void)a; (void)b; *can = 0; return SUCCESS; }
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { ENTRY; ctx_refs++; *c = &contexts[d]; return SUCCESS; }
+/* The last release destroys the context: work still queued on its streams is lost. */
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+  ENTRY; (void)d;
+  if (ctx_refs <= 0) return INVALID_CONTEXT;
+  if (--ctx_refs == 0) {
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nstreams; i++) lost_work += streams[i]->pending;
+    pthread_mutex_unlock(&lock);
+  }
+  return SUCCESS;
+}
+CUresult cuCtxSetCurrent(CUcontext c) { ENTRY; current = c; ctx_sets++; return SUCCESS; }
+CUresult cuCtxGetCurrent(CUcontext *c) { ENTRY; *c = current; return SUCCESS; }
+CUresult cuCtxSynchronize(void) {
+  NEED_CONTEXT
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nstreams; i++) drain(streams[i]);
+  pthread_mutex_unlock(&lock);
+  STICKY return SUCCESS;
+}
+CUresult cuCtxEnablePeerAccess(CUcontext c, unsigned f) { ENTRY; (void)c; (void)f; return 704; }
+
+/* ---- memory ---------------------------------------------------------------------------- */
+static void *take(size_t n, size_t align) {
+  void *p = aligned_alloc(align, (n + align - 1) / align * align);
+  if (p) __atomic_add_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
+  return p;
+}
+static void give_back(void *p) {
+  remove_range(p);
+  free(p);
+  __atomic_sub_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+  NEED_CONTEXT STICKY if (n > (1ull << 40)) return OUT_OF_MEMORY;
+  void *m = take(n, 256); add_range(m, n, DEVICE); *p = (CUdeviceptr)m; return SUCCESS;
+}
+/* Frees once the device is done with it (cuMemFree synchronises). */
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  NEED_CONTEXT
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nstreams; i++) drain(streams[i]);
+  pthread_mutex_unlock(&lock);
+  give_back((void *)p); return SUCCESS;
+}
+CUresult cuMemAllocHost_v2(void **p, size_t n) { NEED_CONTEXT STICKY *p = take(n, 4096); add_range(*p, n, PINNED); return SUCCESS; }
+CUresult cuMemFreeHost(void *p) { NEED_CONTEXT give_back(p); return SUCCESS; }
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned flags) {
+  NEED_CONTEXT STICKY if (flags != 1) return INVALID_VALUE;
+  void *m = take(n, 4096); add_range(m, n, PINNED); *p = (CUdeviceptr)m; return SUCCESS;
+}
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
+  NEED_CONTEXT add_range(p, n, PINNED); register_flags = flags; return SUCCESS;
+}
+CUresult cuMemHostUnregister(void *p) {
+  NEED_CONTEXT
+  if (kind_of((uintptr_t)p) != PINNED) return HOST_MEMORY_NOT_REGISTERED;
+  remove_range(p); return SUCCESS;
+}
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+  ENTRY;
+  if (attr == 3) { *(CUdeviceptr *)data = p; return SUCCESS; }
+  return INVALID_VALUE;
+}
+
+/* A copy on stream `s`: pageable host memory makes it synchronous with the stream. */
+static CUresult copy_on(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  NEED_CONTEXT STICKY
+  struct command c = {.kind = C_COPY, .dst = d, .src = s, .size = n};
+  if (st && (kind_of(d) == PAGEABLE || kind_of(s) == PAGEABLE)) {
+    pthread_mutex_lock(&lock);
+    pageable_syncs++;
+    drain(st);
+    pthread_mutex_unlock(&lock);
+    STICKY
+    return run_now(c);
+  }
+  return submit(st, c);
+}
+CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_on(d, s, n, NULL); }
+CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy_on(d, s, n, st); }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { return copy_on(d, (CUdeviceptr)s, n, NULL); }
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { return copy_on((CUdeviceptr)d, s, n, NULL); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_on(d, s, n, NULL); }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { return copy_on(d, (CUdeviceptr)s, n, st); }
+CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { return copy_on((CUdeviceptr)d, s, n, st); }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy_on(d, s, n, st); }
+CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) {
+  (void)dc; (void)sc; return copy_on(d, s, n, st);
+}
+static CUresult set_on(CUdeviceptr d, unsigned v, unsigned unit, size_t n, CUstream s) {
+  NEED_CONTEXT STICKY if (d % unit) return INVALID_VALUE;
+  if (unit == 1) d8++; else if (unit == 2) d16++; else d32++;
+  return submit(s, (struct command){.kind = C_SET, .dst = d, .value = v, .unit = unit, .count = n});
+}
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return set_on(d, v, 1, n, NULL); }
+CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return set_on(d, v, 2, n, NULL); }
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { return set_on(d, v, 4, n, NULL); }
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return set_on(d, v, 1, n, s); }
+CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { return set_on(d, v, 2, n, s); }
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) { return set_on(d, v, 4, n, s); }
+
+/* ---- modules and functions -------------------------------------------------------------- */
+static void jit_log(unsigned n, int *options, void **values, int which, const char *text) {
+  for (unsigned i = 0; i < n; i++)
+    if (options[i] == which) {
+      size_t cap = 0;
+      for (unsigned j = 0; j < n; j++)
+        if (options[j] == which + 1) cap = (size_t)values[j];
+      snprintf((char *)values[i], cap, "%s", text);
+    }
+}
+CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *options, void **values) {
+  NEED_CONTEXT STICKY
+  const char *text = image;
+  uint32_t magic;
+  memcpy(&magic, image, 4);
+  if (magic == 0xBA55ED50u) {
+    loaded_fatbins++; /* the driver picks the entry and decompresses it */
+  } else if (memcmp(text, "\x7f" "ELF", 4) != 0) {
+    if (text[strlen(text) - 1] != '\n') return INVALID_VALUE; /* read past the text: no NUL */
+    if (strstr(text, "syntax error")) {
+      jit_log(n, options, values, 5, "ptxas application ptx input, line 3; fatal : mock syntax error");
+      return 218;
+    }
+    jit_log(n, options, values, 3, "mock JIT: 1 kernel compiled");
+  }
+  *m = malloc(1); __atomic_add_fetch(&live_modules, 1, __ATOMIC_RELAXED); return SUCCESS;
+}
+CUresult cuModuleUnload(CUmodule m) { NEED_CONTEXT free(m); __atomic_sub_fetch(&live_modules, 1, __ATOMIC_RELAXED); return SUCCESS; }
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+  ENTRY; (void)m;
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(name, kernel_names[i])) { *f = kernel_names[i]; return SUCCESS; }
+  return NOT_FOUND;
+}
+static int function_index(CUfunction f) { return (int)(((char(*)[16])f) - kernel_names); }
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *size, CUmodule m, const char *name) {
+  ENTRY; (void)m; if (strcmp(name, "counter")) return NOT_FOUND;
+  *p = (CUdeviceptr)&counter_global; *size = sizeof counter_global; return SUCCESS;
+}
+/* 0: max threads per block; 1: static shared bytes; 8: max dynamic shared bytes. */
+CUresult cuFuncGetAttribute(int *v, int attr, CUfunction f) {
+  ENTRY;
+  int i = function_index(f);
+  if (attr == 0) *v = 768;
+  else if (attr == 1) *v = static_shared[i];
+  else if (attr == 8) { pthread_mutex_lock(&lock); *v = dyn_allowed[i]; pthread_mutex_unlock(&lock); }
+  else *v = 0;
+  return SUCCESS;
+}
+CUresult cuFuncSetAttribute(CUfunction f, int attr, int v) {
+  ENTRY;
+  int i = function_index(f);
+  if (attr != 8 || v < 0 || v + static_shared[i] > OPTIN_SHARED) return INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  dyn_allowed[i] = v;
+  pthread_mutex_unlock(&lock);
+  return SUCCESS;
+}
+CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *offset, size_t *size) {
+  static const size_t layout[3][2] = {{0, 8}, {8, 4}, {16, 8}}; /* (float *x, float a, size_t n) */
+  ENTRY; (void)f; if (i >= 3) return INVALID_VALUE;
+  *offset = layout[i][0]; if (size) *size = layout[i][1]; return SUCCESS;
+}
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                       unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
+  NEED_CONTEXT STICKY
+  int i = function_index(f);
+  pthread_mutex_lock(&lock);
+  last_grid[0] = gx; last_grid[1] = gy; last_grid[2] = gz;
+  last_block[0] = bx; last_block[1] = by; last_block[2] = bz;
+  last_shared = shared; last_args_size = 0;
+  int allowed = dyn_allowed[i];
+  pthread_mutex_unlock(&lock);
+  if (shared + static_shared[i] > DEFAULT_SHARED && (int)shared > allowed) return INVALID_VALUE;
+  if (params) bad_extra++;
+  if (extra) {
+    if (extra[0] != (void *)1 || extra[2] != (void *)2 || extra[4] != (void *)0) { bad_extra++; return INVALID_VALUE; }
+    last_args_size = *(size_t *)extra[3];
+    memcpy(last_args, extra[1], last_args_size < sizeof last_args ? last_args_size : sizeof last_args);
+  }
+  pthread_mutex_lock(&lock);
+  long now = released;
+  pthread_mutex_unlock(&lock);
+  return submit(s, (struct command){.kind = C_KERNEL, .function = i, .target = now});
+}
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
+  last_cooperative = 0;
+  return launch(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
+}
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                   unsigned by, unsigned bz, unsigned shared, CUstream s, void **params) {
+  last_cooperative = 2;
+  return launch(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
+}
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+  last_cooperative = c->numAttrs == 1 && c->attrs[0].id == 2 && c->attrs[0].value.cooperative == 1;
+  return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+                c->sharedMemBytes, c->hStream, params, extra);
+}
+CUresult cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, CUfunction f, size_t (*b2d_fn)(int),
+                                          size_t dyn, int limit) {
+  ENTRY; (void)f; (void)dyn; (void)limit;
+  *block = 256; *min_grid = 216; b2d = b2d_fn ? (long long)b2d_fn(256) : -1; return SUCCESS;
+}
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t dyn) {
+  ENTRY; (void)f; (void)dyn; *n = 2048 / block; return SUCCESS;
+}
+
+/* ---- streams and events ------------------------------------------------------------------ */
+CUresult cuStreamCreate(CUstream *out, unsigned flags) {
+  NEED_CONTEXT STICKY (void)flags;
+  struct stream *s = calloc(1, sizeof *s);
+  s->tail = &s->head;
+  pthread_t t;
+  pthread_mutex_lock(&lock);
+  streams[nstreams++] = s;
+  pthread_mutex_unlock(&lock);
+  pthread_create(&t, NULL, run_stream, s);
+  pthread_detach(t);
+  *out = s;
+  return SUCCESS;
+}
+/* Returns at once; the stream's work still runs and its resources go after it. */
+CUresult cuStreamDestroy_v2(CUstream s) {
+  ENTRY;
+  pthread_mutex_lock(&lock);
+  s->destroyed = 1;
+  pthread_cond_broadcast(&changed);
+  pthread_mutex_unlock(&lock);
+  return SUCCESS;
+}
+CUresult cuStreamSynchronize(CUstream s) {
+  NEED_CONTEXT
+  if (s) { pthread_mutex_lock(&lock); drain(s); pthread_mutex_unlock(&lock); }
+  STICKY return SUCCESS;
+}
+CUresult cuStreamQuery(CUstream s) {
+  NEED_CONTEXT STICKY
+  pthread_mutex_lock(&lock);
+  long pending = s ? s->pending : 0;
+  pthread_mutex_unlock(&lock);
+  return pending ? NOT_READY : SUCCESS;
+}
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned f) {
+  NEED_CONTEXT STICKY (void)f;
+  pthread_mutex_lock(&lock);
+  long target = e->recorded;
+  pthread_mutex_unlock(&lock);
+  return submit(s, (struct command){.kind = C_WAIT_EVENT, .event = e, .target = target});
+}
+CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, unsigned value, unsigned flags) {
+  NEED_CONTEXT STICKY
+  if (flags != 0) return INVALID_VALUE; /* only CU_STREAM_WAIT_VALUE_GEQ here */
+  if (kind_of(addr) == PAGEABLE) return INVALID_VALUE;
+  return submit(s, (struct command){.kind = C_WAIT_VALUE, .dst = addr, .value = value});
+}
+CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *data) {
+  NEED_CONTEXT STICKY
+  if (!s) { pthread_mutex_lock(&lock); call_back(fn, data); pthread_mutex_unlock(&lock); return SUCCESS; }
+  return enqueue(s, (struct command){.kind = C_HOST, .fn = fn, .data = data});
+}
+CUresult cuEventCreate(CUevent *e, unsigned flags) {
+  NEED_CONTEXT STICKY
+  *e = calloc(1, sizeof **e);
+  (*e)->flags = flags;
+  (*e)->live = 1;
+  events_created++;
+  events_live++;
+  if (!(flags & DISABLE_TIMING)) events_timed++;
+  return SUCCESS;
+}
+CUresult cuEventRecord(CUevent e, CUstream s) {
+  NEED_CONTEXT STICKY
+  pthread_mutex_lock(&lock);
+  long target = ++e->recorded;
+  pthread_mutex_unlock(&lock);
+  return submit(s, (struct command){.kind = C_RECORD, .event = e, .target = target});
+}
+CUresult cuEventSynchronize(CUevent e) {
+  NEED_CONTEXT
+  pthread_mutex_lock(&lock);
+  while (e->completed < e->recorded && !sticky) pthread_cond_wait(&changed, &lock);
+  pthread_mutex_unlock(&lock);
+  STICKY return SUCCESS;
+}
+CUresult cuEventQuery(CUevent e) {
+  NEED_CONTEXT STICKY
+  pthread_mutex_lock(&lock);
+  int pending = e->completed < e->recorded;
+  pthread_mutex_unlock(&lock);
+  return pending ? NOT_READY : SUCCESS;
+}
+CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+  NEED_CONTEXT STICKY
+  if ((a->flags | b->flags) & DISABLE_TIMING) return INVALID_HANDLE;
+  if (!a->recorded || !b->recorded) return INVALID_HANDLE;
+  pthread_mutex_lock(&lock);
+  int pending = a->completed < a->recorded || b->completed < b->recorded;
+  pthread_mutex_unlock(&lock);
+  if (pending) return NOT_READY;
+  *ms = (float)(b->at - a->at);
+  return SUCCESS;
+}
+CUresult cuEventDestroy_v2(CUevent e) {
+  ENTRY;
+  if (!e->live) return INVALID_HANDLE;
+  e->live = 0; /* kept: a stream may still wait on it, as the driver allows */
+  events_live--;
+  return SUCCESS;
+}
