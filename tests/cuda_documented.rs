@@ -20,7 +20,13 @@ const PTX: &[u8] = b".version 7.0\n.target sm_80\n.address_size 64\n\
     .visible .entry big_static()\n{\n\tret;\n}\n";
 
 /// The stand-in, its one device, and that device's program of the kernels above.
-fn open(tag: &str) -> Option<(Mock, Arc<dyn Device>, Arc<dyn Program>)> {
+struct StandIn {
+    mock: Mock,
+    gpu: Arc<dyn Device>,
+    program: Arc<dyn Program>,
+}
+
+fn open(tag: &str) -> Option<StandIn> {
     let Some(path) = build_mock_driver(tag) else {
         eprintln!("skipped: no C compiler to build the stand-in driver");
         return None;
@@ -33,7 +39,11 @@ fn open(tag: &str) -> Option<(Mock, Arc<dyn Device>, Arc<dyn Program>)> {
     };
     let gpu = plugin.open_devices().unwrap().remove(0);
     let program = gpu.load_program(PTX).unwrap();
-    Some((mock, Arc::new(gpu), program))
+    Some(StandIn {
+        mock,
+        gpu: Arc::new(gpu),
+        program,
+    })
 }
 
 fn launch(program: &Arc<dyn Program>, name: &str, dyn_shared_memory: usize) -> StreamOp {
@@ -68,7 +78,7 @@ fn poll<T>(what: &str, mut done: impl FnMut() -> Option<T>) -> T {
 /// functions queued behind the fault are never called by the driver.
 #[test]
 fn after_a_fault_polling_reports_it_and_unrun_host_functions_are_released() {
-    let Some((mock, gpu, program)) = open("fault") else {
+    let Some(StandIn { mock, gpu, program }) = open("fault") else {
         return;
     };
     let stream = gpu.create_stream().unwrap();
