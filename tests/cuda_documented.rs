@@ -134,3 +134,47 @@ fn after_a_fault_polling_reports_it_and_unrun_host_functions_are_released() {
         "what the unrun host function held is released"
     );
 }
+
+/// The driver acts on the calling thread's current context, which the application's
+/// own CUDA code (the runtime API on another GPU, say) relies on: every call that made
+/// the device's context current makes the caller's current again.
+#[test]
+fn the_callers_current_context_is_kept() {
+    let Some(StandIn { mock, gpu, program }) = open("current") else {
+        return;
+    };
+    let mut theirs = 0u64;
+    let theirs = &mut theirs as *mut u64 as *mut std::ffi::c_void;
+    mock.call(b"mock_set_current", theirs);
+    let current = || {
+        // SAFETY: `void *mock_current(void)` in the stand-in.
+        unsafe {
+            let f = mock
+                .library
+                .get::<unsafe extern "C" fn() -> *mut std::ffi::c_void>(b"mock_current")
+                .unwrap();
+            f()
+        }
+    };
+    let p = gpu
+        .allocate(4096, offload::plugin::AllocKind::Device)
+        .unwrap();
+    assert_eq!(current(), theirs, "after cuMemAlloc");
+    let data = [7u8; 64];
+    gpu.copy_to_device(p, data.as_ptr() as usize, 64).unwrap();
+    assert_eq!(current(), theirs, "after a copy");
+    let stream = gpu.create_stream().unwrap();
+    stream
+        .enqueue("olLaunchKernel", launch(&program, "scale", 0), None)
+        .unwrap();
+    stream.synchronize().unwrap();
+    let event = stream.record().unwrap();
+    event.synchronize().unwrap();
+    assert_eq!(current(), theirs, "after a queue's work");
+    drop(gpu.load_program(PTX).unwrap());
+    assert_eq!(current(), theirs, "after a program's load and unload");
+    gpu.free(p, 4096, offload::plugin::AllocKind::Device)
+        .unwrap();
+    assert_eq!(current(), theirs, "after cuMemFree");
+    assert!(mock.get("ctx_sets") > 0);
+}

@@ -52,14 +52,42 @@ impl PrimaryContext {
         self.context
     }
 
-    /// Makes this context current on the calling thread. Reading the current context is
-    /// a thread-local read in the driver, cheaper than setting it each time.
+    /// Makes this context current on the calling thread until the guard is dropped,
+    /// which makes the caller's current again (an application's own CUDA code, on
+    /// another GPU say, must find its context as it left it). Reading the current context
+    /// is a thread-local read in the driver, cheaper than setting it each time.
     #[inline]
-    pub fn make_current(&self) -> Result<()> {
-        if self.driver.current_context()? != self.context {
-            self.driver.set_current_context(self.context)?;
+    pub fn make_current(&self) -> Result<Current<'_>> {
+        let previous = self.driver.current_context()?;
+        if previous == self.context {
+            return Ok(Current {
+                driver: &self.driver,
+                previous: None,
+            });
         }
-        Ok(())
+        self.driver.set_current_context(self.context)?;
+        Ok(Current {
+            driver: &self.driver,
+            previous: Some(previous),
+        })
+    }
+}
+
+/// This context made current for a while; the caller's comes back on drop.
+#[must_use = "the context is current only while this lives"]
+pub struct Current<'a> {
+    driver: &'a Driver,
+    /// The caller's context, where it was another (none at all included).
+    previous: Option<CuContext>,
+}
+
+impl Drop for Current<'_> {
+    fn drop(&mut self) {
+        if let Some(previous) = self.previous {
+            if let Err(e) = self.driver.set_current_context(previous) {
+                trace(|| format!("CUDA: making the caller's context current again: {e}"));
+            }
+        }
     }
 }
 

@@ -96,7 +96,7 @@ impl plugin::Device for CudaDevice {
     }
 
     fn allocate(&self, size: usize, kind: AllocKind) -> Result<usize> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         let driver = self.driver();
         let address = match kind {
             AllocKind::Device => driver.mem_alloc(size).map(|p| p as usize),
@@ -113,7 +113,7 @@ impl plugin::Device for CudaDevice {
     }
 
     fn free(&self, addr: usize, _size: usize, kind: AllocKind) -> Result<()> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         let driver = self.driver();
         match kind {
             AllocKind::Device | AllocKind::Managed => driver.mem_free(addr as CuDevicePtr),
@@ -122,19 +122,19 @@ impl plugin::Device for CudaDevice {
     }
 
     fn copy_to_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         self.driver().memcpy(dst, src, size)?;
         self.wait("copying to the device")
     }
 
     fn copy_from_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         // Returns once the data is in host memory.
         self.driver().memcpy(dst, src, size)
     }
 
     fn copy_within_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         self.driver().memcpy(dst, src, size)?;
         self.wait("copying within the device")
     }
@@ -142,13 +142,13 @@ impl plugin::Device for CudaDevice {
     /// Unified addressing names both GPUs' memory; the driver copies peer to peer where
     /// access is enabled (see `enable_peer_access`), else through the host itself.
     fn copy_to_peer(&self, dst: usize, src: usize, size: usize) -> Result<()> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         self.driver().memcpy(dst, src, size)?;
         self.wait("copying to another GPU")
     }
 
     fn fill(&self, dst: usize, pattern: &[u8], size: usize) -> Result<()> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         for step in plan_fill(dst as CuDevicePtr, pattern, size) {
             self.run_fill_step(&step, pattern)?;
         }
@@ -156,7 +156,7 @@ impl plugin::Device for CudaDevice {
     }
 
     fn lock_host_memory(&self, addr: usize, size: usize) -> Result<usize> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         let driver = self.driver();
         driver.host_register(
             addr,
@@ -171,7 +171,7 @@ impl plugin::Device for CudaDevice {
     }
 
     fn unlock_host_memory(&self, addr: usize) -> Result<()> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         self.driver().host_unregister(addr)
     }
 

@@ -126,7 +126,7 @@ impl CudaKernel {
     fn params_size(&self) -> Option<usize> {
         *self.params_size.get_or_init(|| {
             let context = self.module.context();
-            context.make_current().ok()?;
+            let _current = context.make_current().ok()?;
             match context.driver().function_params(self.function)? {
                 Ok(params) => Some(params_block_size(&params)),
                 Err(e) => {
@@ -150,7 +150,7 @@ pub fn params_block_size(params: &[(usize, usize)]) -> usize {
 impl CudaKernel {
     fn run_on_null_stream(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
         let context = self.module.context();
-        context.make_current()?;
+        let _current = context.make_current()?;
         self.launch_on(CuStream::NULL, config, args)?;
         context
             .driver()
@@ -197,7 +197,7 @@ impl Kernel for CudaKernel {
 
     fn optimal_group_size(&self, shared_memory_per_item: usize) -> Result<usize> {
         let context = self.module.context();
-        context.make_current()?;
+        let _current = context.make_current()?;
         let (_, block) = context.driver().occupancy_max_potential_block_size(
             self.function,
             shared_memory_per_item,
@@ -220,7 +220,7 @@ impl Kernel for CudaKernel {
             return Ok(0);
         };
         let context = self.module.context();
-        context.make_current()?;
+        let _current = context.make_current()?;
         self.allow_dynamic_shared(config.dyn_shared_memory)?;
         let per_sm = context.driver().occupancy_max_active_blocks(
             self.function,

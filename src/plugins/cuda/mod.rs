@@ -111,7 +111,7 @@ fn enable_peer_access(devices: &[CudaDevice]) {
             }
             let enabled = ca
                 .make_current()
-                .and_then(|()| ca.driver().enable_peer_access(cb.handle()));
+                .and_then(|_current| ca.driver().enable_peer_access(cb.handle()));
             if let Err(e) = enabled {
                 trace(|| {
                     format!(

@@ -33,8 +33,10 @@ impl Module {
         image: &[u8],
         description: &str,
     ) -> Result<Module> {
-        context.make_current()?;
-        let (loaded, log) = context.driver().module_load(image);
+        let (loaded, log) = {
+            let _current = context.make_current()?;
+            context.driver().module_load(image)
+        };
         match loaded {
             Ok(handle) => {
                 if !log.info.is_empty() {
@@ -60,7 +62,7 @@ impl Drop for Module {
         let unloaded = self
             .context
             .make_current()
-            .and_then(|()| self.context.driver().module_unload(self.handle));
+            .and_then(|_current| self.context.driver().module_unload(self.handle));
         if let Err(e) = unloaded {
             trace(|| format!("CUDA: unloading a module: {e}"));
         }
@@ -123,7 +125,7 @@ impl CudaProgram {
         };
         let context = self.module.context();
         let driver = context.driver();
-        context.make_current()?;
+        let _current = context.make_current()?;
         if let Some(function) = driver.module_function(self.module.handle(), &c_name)? {
             let kernel = CudaKernel::new(name, function, self.module.clone(), self.facts.clone());
             return Ok(Symbol::Kernel(Arc::new(kernel)));

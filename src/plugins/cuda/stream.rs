@@ -41,8 +41,10 @@ pub struct CudaQueue {
 
 impl CudaQueue {
     fn new(context: Arc<PrimaryContext>) -> Result<CudaQueue> {
-        context.make_current()?;
-        let stream = context.driver().stream_create(STREAM_NON_BLOCKING)?;
+        let stream = {
+            let _current = context.make_current()?;
+            context.driver().stream_create(STREAM_NON_BLOCKING)?
+        };
         Ok(CudaQueue {
             context,
             stream,
@@ -57,12 +59,14 @@ impl OpHooks for CudaQueue {
 
     /// Unified addressing tells the driver which side is which.
     fn copy(&self, dst: usize, src: usize, size: usize, _direction: CopyDirection) -> Result<()> {
+        let _current = self.context.make_current()?;
         self.context
             .driver()
             .memcpy_async(dst, src, size, self.stream)
     }
 
     fn fill(&self, dst: usize, pattern: Vec<u8>, size: usize) -> Result<()> {
+        let _current = self.context.make_current()?;
         let driver = self.context.driver();
         for step in plan_fill(dst as u64, &pattern, size) {
             match step {
@@ -97,6 +101,7 @@ impl OpHooks for CudaQueue {
         config: &LaunchConfig,
         args: KernelArgs,
     ) -> Result<()> {
+        let _current = self.context.make_current()?;
         kernel.launch_on(self.stream, config, &args)
     }
 }
@@ -104,12 +109,9 @@ impl OpHooks for CudaQueue {
 impl StreamHooks for CudaQueue {
     type Event = CudaEvent;
 
-    fn begin(&self, _name: &'static str) -> Result<()> {
-        self.context.make_current()
-    }
-
     /// On the driver's callback thread, as a `cuLaunchHostFunc` callback.
     fn host_step(&self, _name: &'static str, step: HostStep) -> Result<()> {
+        let _current = self.context.make_current()?;
         let data = self.steps.hand_out(step);
         // SAFETY: `run_host_step` takes `data` as the number of a kept step and calls no
         // CUDA; it never dereferences it.
@@ -125,7 +127,7 @@ impl StreamHooks for CudaQueue {
     }
 
     fn record(&self) -> Result<CudaEvent> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         let driver = self.context.driver();
         let event = CudaEvent {
             context: self.context.clone(),
@@ -136,7 +138,7 @@ impl StreamHooks for CudaQueue {
     }
 
     fn wait(&self, event: &Arc<CudaEvent>) -> Result<()> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         self.context
             .driver()
             .stream_wait_event(self.stream, event.event)
@@ -144,7 +146,7 @@ impl StreamHooks for CudaQueue {
 
     /// After a fault, the host steps the driver will not call are released and counted.
     fn synchronize(&self) -> Result<()> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         match self.context.driver().stream_synchronize(self.stream) {
             Ok(()) => {
                 self.steps.all_called();
@@ -164,7 +166,7 @@ impl StreamHooks for CudaQueue {
 
     /// `cuStreamQuery`: after a fault it answers the context's error on every call.
     fn is_idle(&self) -> Result<bool> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         self.context.driver().stream_query(self.stream)
     }
 }
@@ -172,7 +174,7 @@ impl StreamHooks for CudaQueue {
 impl Drop for CudaQueue {
     /// Work still enqueued completes: the driver releases the stream after it.
     fn drop(&mut self) {
-        if self.context.make_current().is_ok() {
+        if let Ok(_current) = self.context.make_current() {
             let _ = self.context.driver().stream_destroy(self.stream);
         }
     }
@@ -186,12 +188,12 @@ pub struct CudaEvent {
 impl StreamEvent for CudaEvent {
     /// `cuEventQuery`: after a fault it answers the context's error on every call.
     fn is_complete(&self) -> Result<bool> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         self.context.driver().event_query(self.event)
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.context.make_current()?;
+        let _current = self.context.make_current()?;
         self.context.driver().event_synchronize(self.event)
     }
 
@@ -199,6 +201,7 @@ impl StreamEvent for CudaEvent {
         let end = own_event::<CudaEvent>(end, WHOSE)?;
         self.synchronize()?;
         end.synchronize()?;
+        let _current = self.context.make_current()?;
         self.context
             .driver()
             .event_elapsed_ms(self.event, end.event)
@@ -215,7 +218,7 @@ impl StreamEvent for CudaEvent {
 
 impl Drop for CudaEvent {
     fn drop(&mut self) {
-        if self.context.make_current().is_ok() {
+        if let Ok(_current) = self.context.make_current() {
             let _ = self.context.driver().event_destroy(self.event);
         }
     }
