@@ -178,3 +178,44 @@ fn the_callers_current_context_is_kept() {
     assert_eq!(current(), theirs, "after cuMemFree");
     assert!(mock.get("ctx_sets") > 0);
 }
+
+/// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: "the sum of this value and the
+/// function attribute CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES cannot exceed the device
+/// attribute CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"; a launch beyond the
+/// default 48 KiB (static + dynamic) needs it raised.
+#[test]
+fn dynamic_shared_memory_counts_static_and_is_raised_once_for_all() {
+    let Some(StandIn { mock, program, .. }) = open("shared") else {
+        return;
+    };
+    // 40 KiB static + 16 KiB dynamic: above the default 48 KiB, so the limit is raised.
+    let big = program.kernel("big_static").unwrap();
+    let config = |bytes| LaunchConfig {
+        dyn_shared_memory: bytes,
+        ..LaunchConfig::new(1, [1; 3], [32, 1, 1], 0, false)
+    };
+    big.launch(&config(16 << 10), &KernelArgs::default())
+        .unwrap();
+    assert_eq!(mock.get("dyn_allowed_big_static"), 16 << 10);
+
+    // Launches raising the same kernel's limit at once end with it at the largest.
+    let scale = program.kernel("scale").unwrap();
+    let args = KernelArgs::from_bytes(&[0; 24]);
+    std::thread::scope(|s| {
+        for i in 0..8usize {
+            let (scale, args) = (&scale, &args);
+            s.spawn(move || {
+                scale
+                    .launch(&config((60 << 10) + i * (8 << 10)), args)
+                    .unwrap();
+            });
+        }
+    });
+    let largest = (60 << 10) + 7 * (8 << 10);
+    assert_eq!(mock.get("dyn_allowed"), largest);
+    for i in 0..8usize {
+        scale
+            .launch(&config((60 << 10) + i * (8 << 10)), &args)
+            .unwrap();
+    }
+}

@@ -12,6 +12,7 @@ use super::program::Module;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::foundation::flags::trace;
 use crate::plugin::{Kernel, KernelArgs, LaunchConfig, LaunchLimits};
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -23,9 +24,12 @@ pub struct CudaKernel {
     facts: Arc<DeviceFacts>,
     /// The function's own limit on threads per block (registers may make it < 1024).
     max_threads: i32,
-    /// The largest dynamic shared memory the function has been allowed so far; the
-    /// driver's default allows the device's non-opt-in per-block amount (48 KiB).
+    /// The function's limit on dynamic shared memory as the driver has it (read when the
+    /// kernel is made: by default the per-block 48 KiB less the static shared memory).
+    /// Raised only under `raising`, never lowered, so two launches raising it at once
+    /// cannot leave it below what either needs.
     dynamic_shared_allowed: AtomicUsize,
+    raising: Mutex<()>,
     /// Bytes of parameters the kernel takes, where the driver can tell (CUDA 12.4).
     params_size: OnceLock<Option<usize>>,
 }
@@ -38,13 +42,25 @@ impl CudaKernel {
         facts: Arc<DeviceFacts>,
     ) -> CudaKernel {
         let driver = module.context().driver();
-        let max_threads = driver
-            .function_attribute(function, function_attribute::MAX_THREADS_PER_BLOCK)
-            .unwrap_or(facts.max_threads_per_block);
+        let attribute = |which, default: i32| {
+            driver
+                .function_attribute(function, which)
+                .unwrap_or(default)
+        };
+        let max_threads = attribute(
+            function_attribute::MAX_THREADS_PER_BLOCK,
+            facts.max_threads_per_block,
+        );
+        let static_shared = attribute(function_attribute::SHARED_SIZE_BYTES, 0).max(0);
+        let allowed = attribute(
+            function_attribute::MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            facts.shared_per_block - static_shared,
+        );
         CudaKernel {
             name: name.to_string(),
             function,
-            dynamic_shared_allowed: AtomicUsize::new(facts.shared_per_block.max(0) as usize),
+            dynamic_shared_allowed: AtomicUsize::new(allowed.max(0) as usize),
+            raising: Mutex::new(()),
             module,
             facts,
             max_threads,
@@ -93,11 +109,16 @@ impl CudaKernel {
         launched.map_err(|e| e.context(format!("launching kernel '{}'", self.name)))
     }
 
-    /// Raises the function's dynamic shared memory limit to `bytes` where the default
-    /// does not allow it (up to what the device lets a block opt in to).
+    /// Raises the function's dynamic shared memory limit to `bytes` where it does not
+    /// allow that yet (up to what the device lets a block opt in to, less the kernel's
+    /// static shared memory).
     fn allow_dynamic_shared(&self, bytes: usize) -> Result<()> {
-        if bytes <= self.dynamic_shared_allowed.load(Ordering::Relaxed) {
+        if bytes <= self.dynamic_shared_allowed.load(Ordering::Acquire) {
             return Ok(());
+        }
+        let _raising = self.raising.lock();
+        if bytes <= self.dynamic_shared_allowed.load(Ordering::Acquire) {
+            return Ok(()); // raised meanwhile by another launch
         }
         let value = i32::try_from(bytes).unwrap_or(i32::MAX);
         self.module
@@ -117,8 +138,7 @@ impl CudaKernel {
                     self.facts.local_memory()
                 ))
             })?;
-        self.dynamic_shared_allowed
-            .fetch_max(bytes, Ordering::Relaxed);
+        self.dynamic_shared_allowed.store(bytes, Ordering::Release);
         Ok(())
     }
 
