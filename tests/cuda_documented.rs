@@ -22,6 +22,8 @@ const PTX: &[u8] = b".version 7.0\n.target sm_80\n.address_size 64\n\
 /// The stand-in, its one device, and that device's program of the kernels above.
 struct StandIn {
     mock: Mock,
+    /// The stand-in's file, for a second handle on the same loaded copy.
+    path: std::path::PathBuf,
     gpu: Arc<dyn Device>,
     program: Arc<dyn Program>,
 }
@@ -41,6 +43,7 @@ fn open(tag: &str) -> Option<StandIn> {
     let program = gpu.load_program(PTX).unwrap();
     Some(StandIn {
         mock,
+        path,
         gpu: Arc::new(gpu),
         program,
     })
@@ -78,7 +81,10 @@ fn poll<T>(what: &str, mut done: impl FnMut() -> Option<T>) -> T {
 /// functions queued behind the fault are never called by the driver.
 #[test]
 fn after_a_fault_polling_reports_it_and_unrun_host_functions_are_released() {
-    let Some(StandIn { mock, gpu, program }) = open("fault") else {
+    let Some(StandIn {
+        mock, gpu, program, ..
+    }) = open("fault")
+    else {
         return;
     };
     let stream = gpu.create_stream().unwrap();
@@ -140,7 +146,10 @@ fn after_a_fault_polling_reports_it_and_unrun_host_functions_are_released() {
 /// the device's context current makes the caller's current again.
 #[test]
 fn the_callers_current_context_is_kept() {
-    let Some(StandIn { mock, gpu, program }) = open("current") else {
+    let Some(StandIn {
+        mock, gpu, program, ..
+    }) = open("current")
+    else {
         return;
     };
     let mut theirs = 0u64;
@@ -218,4 +227,55 @@ fn dynamic_shared_memory_counts_static_and_is_raised_once_for_all() {
             .launch(&config((60 << 10) + i * (8 << 10)), &args)
             .unwrap();
     }
+}
+
+/// cuStreamDestroy: "in case the device is still doing work in the stream when
+/// cuStreamDestroy() is called, the function will return immediately and the resources
+/// associated with the stream will be released automatically once the device has
+/// completed all work"; the primary context's last release destroys the context. A
+/// queue destroyed while busy, then the device released, must not lose that work.
+#[test]
+fn a_destroyed_busy_queue_finishes_before_the_context_goes() {
+    let Some(StandIn {
+        mock,
+        path,
+        gpu,
+        program,
+    }) = open("shutdown")
+    else {
+        return;
+    };
+    let stream = gpu.create_stream().unwrap();
+    stream
+        .enqueue("olLaunchKernel", launch(&program, "hold", 0), None)
+        .unwrap();
+    let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let in_step = ran.clone();
+    stream
+        .enqueue(
+            "olLaunchHostFunction",
+            StreamOp::Host(Box::new(move || {
+                in_step.store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            })),
+            None,
+        )
+        .unwrap();
+    drop(stream);
+    drop(program);
+    let releaser = std::thread::spawn({
+        let mock = Mock {
+            // SAFETY: the same loaded copy again (a second handle on it).
+            library: unsafe { libloading::Library::new(&path) }.unwrap(),
+        };
+        move || {
+            std::thread::sleep(Duration::from_millis(100));
+            mock.release();
+        }
+    });
+    drop(gpu);
+    releaser.join().unwrap();
+    assert_eq!(mock.get("ctx_refs"), 0, "the context was released");
+    assert_eq!(mock.get("lost_work"), 0, "after its work was done");
+    assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
 }

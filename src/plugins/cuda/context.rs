@@ -92,7 +92,18 @@ impl Drop for Current<'_> {
 }
 
 impl Drop for PrimaryContext {
+    /// The last holder is gone; queues destroyed while busy may still have work on the
+    /// device (a destroyed `CUstream` finishes it), which releasing the context would
+    /// lose: wait for it first.
     fn drop(&mut self) {
+        match self.make_current() {
+            Ok(_current) => {
+                if let Err(e) = self.driver.context_synchronize() {
+                    trace(|| format!("CUDA: work left in device {}'s context: {e}", self.device));
+                }
+            }
+            Err(e) => trace(|| format!("CUDA: device {}'s context: {e}", self.device)),
+        }
         if let Err(e) = self.driver.primary_ctx_release(self.device) {
             trace(|| {
                 format!(
