@@ -279,3 +279,29 @@ fn a_destroyed_busy_queue_finishes_before_the_context_goes() {
     assert_eq!(mock.get("lost_work"), 0, "after its work was done");
     assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
 }
+
+/// cuModuleLoadDataEx takes "a fatbin object" and picks the entry for the device, JIT-
+/// compiling PTX where no cubin fits; fatbinary compresses entries by default, which the
+/// driver decompresses. A fatbin whose fitting entries are all compressed is handed over
+/// whole.
+#[test]
+fn a_compressed_fatbin_is_loaded_by_the_driver() {
+    use offload::image::{write_fatbin, FatbinEntryKind};
+    let Some(StandIn { mock, gpu, .. }) = open("fatbin") else {
+        return;
+    };
+    let fatbin = write_fatbin(&[
+        (FatbinEntryKind::Cubin, 70, &[1, 2, 3, 4], false),
+        (
+            FatbinEntryKind::Ptx,
+            80,
+            &[0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3],
+            true,
+        ),
+    ]);
+    gpu.check_image(&fatbin).unwrap();
+    let before = mock.get("loaded_fatbins");
+    let program = gpu.load_program(&fatbin).unwrap();
+    assert_eq!(mock.get("loaded_fatbins"), before + 1, "the whole fatbin");
+    program.kernel("scale").unwrap();
+}

@@ -161,21 +161,57 @@ fn fatbin_selection_prefers_the_best_cubin_then_ptx() {
 }
 
 #[test]
-fn compressed_only_fatbin_says_so() {
+fn a_fatbin_whose_fitting_entries_are_compressed_goes_whole_to_the_driver() {
     let fb = write_fatbin(&[(
         FatbinEntryKind::Cubin,
         90,
         &[0x28, 0xb5, 0x2f, 0xfd, 9, 9],
         true,
     )]);
-    let err = select_for(&fb, &offload::image::DeviceTarget::cuda(90)).unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidBinary);
-    assert!(err.details.contains("compressed"), "{}", err.details);
+    // The driver picks and decompresses the entry itself.
+    let chosen = select_for(&fb, &offload::image::DeviceTarget::cuda(90)).unwrap();
+    assert_eq!(
+        (chosen.kind, chosen.range.clone()),
+        (LoadableKind::CudaFatbin, 0..fb.len())
+    );
+    assert!(
+        chosen.description.contains("cubin for sm_90, compressed"),
+        "{}",
+        chosen.description
+    );
+    // Nothing fits: refused, every entry listed.
     let err = select_for(&fb, &offload::image::DeviceTarget::host()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidBinary);
     assert!(
         err.details
             .starts_with("image is a CUDA fatbin with 1 entries (cubin for sm_90, compressed)"),
         "{}",
         err.details
+    );
+    let err = select_for(&fb, &offload::image::DeviceTarget::cuda(80)).unwrap_err();
+    assert!(
+        err.details.contains("no entry is for this architecture"),
+        "{}",
+        err.details
+    );
+
+    // What fatbinary makes by default: an sm_80 cubin and compressed compute_80 PTX. On
+    // sm_80 the cubin is taken; on sm_90 only the PTX fits, so the driver gets the whole.
+    let cubin = offload::image::minimal_cubin(80, &["k"]);
+    let fb = write_fatbin(&[
+        (FatbinEntryKind::Cubin, 80, &cubin, false),
+        (
+            FatbinEntryKind::Ptx,
+            80,
+            &[0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3],
+            true,
+        ),
+    ]);
+    let on_80 = select_for(&fb, &offload::image::DeviceTarget::cuda(80)).unwrap();
+    assert_eq!(on_80.kind, LoadableKind::Cubin);
+    let on_90 = select_for(&fb, &offload::image::DeviceTarget::cuda(90)).unwrap();
+    assert_eq!(
+        (on_90.kind, on_90.range),
+        (LoadableKind::CudaFatbin, 0..fb.len())
     );
 }

@@ -150,6 +150,9 @@ pub enum LoadableKind {
     AmdgpuCodeObject,
     Cubin,
     Ptx,
+    /// A whole CUDA fatbin, for the driver to choose and decompress an entry itself
+    /// (only compressed entries fit the device).
+    CudaFatbin,
 }
 
 /// The image a device should load: a byte range of the input (the whole input, or one
@@ -408,13 +411,21 @@ fn select_from_fatbin(
         chosen.description = format!("fatbin entry: {}", chosen.description);
         return Ok(chosen);
     }
-    let why = if compressed_fit.is_empty() {
-        ": no entry is for this architecture".to_owned()
-    } else {
-        format!(
-            ": the entries that fit ({}) are compressed, and this library does not decompress fatbins",
+    if compressed_fit.is_empty() {
+        return Err(mismatch(
+            &image,
+            device,
+            ": no entry is for this architecture",
+        ));
+    }
+    // Only compressed entries fit: the driver, given the whole fatbin, picks one and
+    // decompresses it (JIT-compiling PTX) itself.
+    Ok(SelectedImage {
+        range: base..base + bytes.len(),
+        kind: LoadableKind::CudaFatbin,
+        description: format!(
+            "{image}, whole, for the driver to decompress an entry that fits ({})",
             compressed_fit.join(", ")
-        )
-    };
-    Err(mismatch(&image, device, &why))
+        ),
+    })
 }

@@ -6,7 +6,8 @@
 //! 2 = cubin), u16 ?, u32 entry_header_size, u64 payload_size, u32 compressed_size,
 //! u32 ?, u16 minor, u16 major, u32 sm, u32 name_offset, u32 name_size, u64 flags, u64 ?,
 //! u64 uncompressed_size}` (64 bytes, larger in newer toolkits) followed by the payload.
-//! Compressed payloads are reported, not decompressed.
+//! Compressed payloads are reported, not decompressed here: a fatbin whose fitting
+//! entries are all compressed goes to the CUDA driver whole, which decompresses them.
 
 use std::ops::Range;
 
