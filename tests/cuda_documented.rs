@@ -305,3 +305,58 @@ fn a_compressed_fatbin_is_loaded_by_the_driver() {
     assert_eq!(mock.get("loaded_fatbins"), before + 1, "the whole fatbin");
     program.kernel("scale").unwrap();
 }
+
+/// cuLaunchHostFunc: "the host function must not perform any synchronization that may
+/// depend on outstanding CUDA work not mandated to run earlier", and host functions
+/// "without a mandated order (such as in independent streams) execute in undefined
+/// order and may be serialized". A CUDA queue waiting for a host queue's event, which
+/// waits for a CUDA event behind a host function, must not hold the one callback thread.
+#[test]
+fn a_wait_on_another_backends_event_does_not_hold_the_callback_thread() {
+    let Some(StandIn {
+        mock, gpu, program, ..
+    }) = open("bridge")
+    else {
+        return;
+    };
+    let host = offload::plugin::Plugin::devices(&offload::plugins::host::HostPlugin).remove(0);
+    let (c1, c2, h) = (
+        gpu.create_stream().unwrap(),
+        gpu.create_stream().unwrap(),
+        host.create_stream().unwrap(),
+    );
+    // c2: held, then a host function, then the event the host queue waits for.
+    c2.enqueue("olLaunchKernel", launch(&program, "hold", 0), None)
+        .unwrap();
+    let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let in_step = ran.clone();
+    c2.enqueue(
+        "olLaunchHostFunction",
+        StreamOp::Host(Box::new(move || {
+            in_step.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        })),
+        None,
+    )
+    .unwrap();
+    let ec2 = c2.record().unwrap();
+    // h waits for c2's event; c1 waits for h's event.
+    h.wait_foreign(ec2).unwrap();
+    let eh = h.record().unwrap();
+    c1.wait_foreign(eh).unwrap();
+    let ec1 = c1.record().unwrap();
+    std::thread::sleep(Duration::from_millis(50)); // c1's wait starts first
+    mock.release();
+
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(ec1.synchronize()).unwrap());
+    let synced = finished.recv_timeout(Duration::from_secs(10));
+    assert!(
+        matches!(synced, Ok(Ok(()))),
+        "the CUDA queue's wait never ended: {synced:?}"
+    );
+    assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+    assert_eq!(mock.get("waits_on_value"), 1, "held on the GPU");
+    assert_eq!(mock.get("callback_thread_calls_driver"), 0);
+    c1.synchronize().unwrap();
+}

@@ -22,6 +22,9 @@ pub type HostErrors = Arc<Mutex<Option<Error>>>;
 /// A host step as a hook receives it: it cannot fail or panic (both are caught and kept).
 pub type HostStep = Box<dyn FnOnce() + Send>;
 
+/// Opens a gate (`StreamHooks::gate`).
+pub type Opener = Box<dyn FnOnce() + Send>;
+
 /// What a device backend does for one stream besides its operations (`OpHooks`: copy,
 /// fill, launch). Each is enqueued and the hook returns without waiting for it; an error
 /// returned means nothing was enqueued.
@@ -33,6 +36,13 @@ pub trait StreamHooks: OpHooks {
     fn begin(&self, name: &'static str) -> Result<()> {
         let _ = name;
         Ok(())
+    }
+
+    /// Enqueues a wait that holds later operations until the returned opener is called
+    /// (from a thread of the runtime's); `None` where the backend cannot, and a wait on
+    /// another backend's event becomes a host step.
+    fn gate(&self) -> Result<Option<Opener>> {
+        Ok(None)
     }
 
     /// Runs `step` on a host thread once everything enqueued before it is done; later
@@ -93,6 +103,26 @@ impl<H: StreamHooks> Stream for DeviceStream<H> {
 
     fn record(&self) -> Result<Arc<dyn StreamEvent>> {
         Ok(Arc::new(self.hooks.record()?))
+    }
+
+    /// Through a gate where the backend has them: a thread of ours waits for the event
+    /// and opens it, so the wait never holds the driver's callback thread (which runs
+    /// every stream's host steps, one at a time). The event's failure is this stream's.
+    fn wait_foreign(&self, event: Arc<dyn StreamEvent>) -> Result<()> {
+        let Some(open) = self.hooks.gate()? else {
+            let wait = StreamOp::Host(Box::new(move || event.synchronize()));
+            return self.enqueue("olWaitEvents", wait, None);
+        };
+        let errors = self.host_errors.clone();
+        let bridge = move || {
+            keep_first_failure(&errors, "olWaitEvents", event.synchronize());
+            open();
+        };
+        std::thread::Builder::new()
+            .name("offload-wait-bridge".into())
+            .spawn(bridge)
+            .map(|_| ())
+            .map_err(|e| Error::out_of_resources(format!("a thread to wait on an event: {e}")))
     }
 
     fn wait(&self, event: &Arc<dyn StreamEvent>) -> Result<()> {

@@ -194,6 +194,13 @@ pub trait Stream: Send + Sync {
     /// Later operations wait for `event`, an event of this backend (`as_any` tells).
     fn wait(&self, event: &Arc<dyn StreamEvent>) -> Result<()>;
 
+    /// Later operations wait for `event` of another backend; its failure becomes this
+    /// stream's. By default a host step that waits for it.
+    fn wait_foreign(&self, event: Arc<dyn StreamEvent>) -> Result<()> {
+        let wait = StreamOp::Host(Box::new(move || event.synchronize()));
+        self.enqueue("olWaitEvents", wait, None)
+    }
+
     /// Blocks until everything enqueued is done; returns (and forgets) the first error of
     /// an operation since the last synchronize.
     fn synchronize(&self) -> Result<()>;

@@ -3,7 +3,7 @@
 //! shutdown accounting, and waits on events of another backend, bridged here once.
 
 use crate::plugin::foundation::error::Result;
-use crate::plugin::{CopyDirection, Guard, Stream, StreamEvent, StreamOp};
+use crate::plugin::{CopyDirection, Guard, Stream, StreamOp};
 use crate::runtime::event::Event;
 use crate::runtime::platform::Device;
 use crate::runtime::profile::{self, Category, Description, Profile};
@@ -82,12 +82,7 @@ impl Queue {
                     self.stream.wait(&event.inner)
                 });
         }
-        let other: Arc<dyn StreamEvent> = event.inner.clone();
-        self.enqueue(
-            "olWaitEvents",
-            StreamOp::Host(Box::new(move || other.synchronize())),
-            None,
-        )
+        self.stream.wait_foreign(event.inner.clone())
     }
 
     pub fn sync(&self) -> Result<()> {

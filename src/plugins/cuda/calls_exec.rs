@@ -358,6 +358,22 @@ impl Driver {
         self.check("cuStreamWaitEvent", r)
     }
 
+    /// Later work of `stream` waits until the 32-bit word at `addr` (memory the device
+    /// can read: pinned host memory here) is at least `value`; `None` if the driver
+    /// lacks the call.
+    pub fn stream_wait_value32(
+        &self,
+        stream: CuStream,
+        addr: usize,
+        value: u32,
+    ) -> Option<Result<()>> {
+        let wait = self.functions().stream_wait_value32?;
+        // SAFETY: a stream handle and an address the driver checks; flags 0 is
+        // CU_STREAM_WAIT_VALUE_GEQ.
+        let r = unsafe { wait(stream, addr as CuDevicePtr, value, 0) };
+        Some(self.check("cuStreamWaitValue32_v2", r))
+    }
+
     /// Runs `function(data)` on a driver thread once the stream's earlier work is done.
     ///
     /// # Safety

@@ -157,6 +157,9 @@ driver_functions! {
             fn(*const CuLaunchConfig, CuFunction, *mut *mut c_void, *mut *mut c_void);
         // CUDA 12.4: the offset and size of each kernel parameter.
         func_get_param_info = ["cuFuncGetParamInfo"] fn(CuFunction, usize, *mut usize, *mut usize);
+        // CUDA 11.7: a stream waits for a 32-bit word (waits on other backends' events).
+        stream_wait_value32 = ["cuStreamWaitValue32_v2"]
+            fn(CuStream, CuDevicePtr, c_uint, c_uint);
         // How a thread waiting for the GPU waits (OFFLOAD_CUDA_SCHEDULE).
         primary_ctx_set_flags = ["cuDevicePrimaryCtxSetFlags_v2", "cuDevicePrimaryCtxSetFlags"]
             fn(CuDevice, c_uint);

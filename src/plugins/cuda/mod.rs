@@ -23,6 +23,7 @@ pub mod error;
 pub mod facts;
 pub mod ffi;
 pub mod fill;
+mod gate;
 mod host_steps;
 pub mod kernel;
 pub mod launch;

@@ -10,9 +10,10 @@
 use super::context::PrimaryContext;
 use super::ffi::{CuEvent, CuStream, EVENT_DEFAULT, STREAM_NON_BLOCKING};
 use super::fill::{plan_fill, repeated, FillStep};
+use super::gate::Gates;
 use super::host_steps::{run_host_step, QueueSteps};
 use super::kernel::CudaKernel;
-use crate::plugin::device_stream::{DeviceStream, HostStep, StreamHooks};
+use crate::plugin::device_stream::{DeviceStream, HostStep, Opener, StreamHooks};
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{
     own_event, CopyDirection, Kernel, KernelArgs, LaunchConfig, OpHooks, StreamEvent,
@@ -37,6 +38,8 @@ pub struct CudaQueue {
     stream: CuStream,
     /// Host steps handed to the driver, released here if a fault keeps it from calling them.
     steps: QueueSteps,
+    /// Waits on other backends' events, held on the GPU.
+    gates: Gates,
 }
 
 impl CudaQueue {
@@ -49,6 +52,7 @@ impl CudaQueue {
             context,
             stream,
             steps: QueueSteps::default(),
+            gates: Gates::default(),
         })
     }
 }
@@ -109,6 +113,13 @@ impl OpHooks for CudaQueue {
 impl StreamHooks for CudaQueue {
     type Event = CudaEvent;
 
+    /// A wait for a word of pinned memory (`gate.rs`).
+    fn gate(&self) -> Result<Option<Opener>> {
+        let _current = self.context.make_current()?;
+        let opener = self.gates.close(&self.context, self.stream)?;
+        Ok(opener.map(|o| Box::new(move || o.open()) as Opener))
+    }
+
     /// On the driver's callback thread, as a `cuLaunchHostFunc` callback.
     fn host_step(&self, _name: &'static str, step: HostStep) -> Result<()> {
         let _current = self.context.make_current()?;
@@ -147,9 +158,11 @@ impl StreamHooks for CudaQueue {
     /// After a fault, the host steps the driver will not call are released and counted.
     fn synchronize(&self) -> Result<()> {
         let _current = self.context.make_current()?;
+        let gates = self.gates.in_use();
         match self.context.driver().stream_synchronize(self.stream) {
             Ok(()) => {
                 self.steps.all_called();
+                self.gates.passed(gates);
                 Ok(())
             }
             Err(e) => {
@@ -176,6 +189,7 @@ impl Drop for CudaQueue {
     fn drop(&mut self) {
         if let Ok(_current) = self.context.make_current() {
             let _ = self.context.driver().stream_destroy(self.stream);
+            self.gates.free(&self.context);
         }
     }
 }
