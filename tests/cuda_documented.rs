@@ -360,3 +360,47 @@ fn a_wait_on_another_backends_event_does_not_hold_the_callback_thread() {
     assert_eq!(mock.get("callback_thread_calls_driver"), 0);
     c1.synchronize().unwrap();
 }
+
+/// cuEventRecord "can be called multiple times on the same event"; cuStreamWaitEvent
+/// waits for "the most recent call to cuEventRecord()" before it. So an event that is
+/// done with can be recorded again instead of destroyed and created: events come from a
+/// pool, and dropping one calls no CUDA (it may happen on the callback thread).
+#[test]
+fn events_are_reused_from_a_pool() {
+    let Some(StandIn {
+        mock, gpu, program, ..
+    }) = open("events")
+    else {
+        return;
+    };
+    let (a, b) = (gpu.create_stream().unwrap(), gpu.create_stream().unwrap());
+    let created = mock.get("events_created");
+    for _ in 0..100 {
+        let event = a.record().unwrap();
+        b.wait(&event).unwrap();
+        drop(event);
+    }
+    assert!(
+        mock.get("events_created") <= created + 1,
+        "{} events created for 100 records",
+        mock.get("events_created") - created
+    );
+    // A recorded event reused while a stream still waits for its earlier point.
+    a.enqueue("olLaunchKernel", launch(&program, "hold", 0), None)
+        .unwrap();
+    let held = a.record().unwrap();
+    b.wait(&held).unwrap();
+    let after_wait = b.record().unwrap();
+    drop(held);
+    let reused = a.record().unwrap(); // the same CUevent, recorded again
+    assert!(
+        !after_wait.is_complete().unwrap(),
+        "b still waits for the hold"
+    );
+    mock.release();
+    after_wait.synchronize().unwrap();
+    reused.synchronize().unwrap();
+    // Timed: the application may ask for the time between two of its events.
+    assert!(reused.elapsed_ms(after_wait.as_ref()).is_ok());
+    assert_eq!(mock.get("callback_thread_calls_driver"), 0);
+}

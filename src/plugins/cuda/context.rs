@@ -7,6 +7,7 @@
 //! the threads calling in are the application's, and anything may have changed theirs.
 
 use super::driver::Driver;
+use super::event::EventPool;
 use super::ffi::{CuContext, CuDevice};
 use crate::plugin::foundation::error::Result;
 use crate::plugin::foundation::flags::trace;
@@ -16,6 +17,8 @@ pub struct PrimaryContext {
     driver: Arc<Driver>,
     device: CuDevice,
     context: CuContext,
+    /// Events not in use, for reuse.
+    events: EventPool,
 }
 
 impl PrimaryContext {
@@ -36,6 +39,7 @@ impl PrimaryContext {
             driver,
             device,
             context,
+            events: EventPool::default(),
         })
     }
 
@@ -45,6 +49,10 @@ impl PrimaryContext {
 
     pub fn device(&self) -> CuDevice {
         self.device
+    }
+
+    pub fn events(&self) -> &EventPool {
+        &self.events
     }
 
     /// The `CUcontext` handle (for `cuMemcpyPeerAsync`, `cuCtxEnablePeerAccess`).
@@ -101,6 +109,7 @@ impl Drop for PrimaryContext {
                 if let Err(e) = self.driver.context_synchronize() {
                     trace(|| format!("CUDA: work left in device {}'s context: {e}", self.device));
                 }
+                self.events.destroy_all(&self.driver);
             }
             Err(e) => trace(|| format!("CUDA: device {}'s context: {e}", self.device)),
         }

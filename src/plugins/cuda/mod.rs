@@ -20,6 +20,7 @@ pub mod context;
 pub mod device;
 pub mod driver;
 pub mod error;
+pub mod event;
 pub mod facts;
 pub mod ffi;
 pub mod fill;

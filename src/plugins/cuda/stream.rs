@@ -1,6 +1,7 @@
-//! CUDA streams and events behind the plugin interface: a queue is a `CUstream` of the
-//! device's primary context (non-blocking: it does not serialise with the NULL stream),
-//! an event a `CUevent` with timing, a host step a `cuLaunchHostFunc` callback.
+//! CUDA streams behind the plugin interface: a queue is a `CUstream` of the device's
+//! primary context (non-blocking: it does not serialise with the NULL stream), an event
+//! a pooled `CUevent` (`event.rs`), a host step a `cuLaunchHostFunc` callback
+//! (`host_steps.rs`), a wait on another backend's event a gate (`gate.rs`).
 //!
 //! Copies go straight to `cuMemcpyAsync` (unified addressing tells the driver which side
 //! is which; the driver stages pageable host memory itself). Fills run the plan of
@@ -8,17 +9,15 @@
 //! (a failed wait, a panicking callback) is kept and reported by the next synchronize.
 
 use super::context::PrimaryContext;
-use super::ffi::{CuEvent, CuStream, EVENT_DEFAULT, STREAM_NON_BLOCKING};
+use super::event::{CudaEvent, Timing};
+use super::ffi::{CuStream, STREAM_NON_BLOCKING};
 use super::fill::{plan_fill, repeated, FillStep};
 use super::gate::Gates;
 use super::host_steps::{run_host_step, QueueSteps};
 use super::kernel::CudaKernel;
 use crate::plugin::device_stream::{DeviceStream, HostStep, Opener, StreamHooks};
 use crate::plugin::foundation::error::{Error, Result};
-use crate::plugin::{
-    own_event, CopyDirection, Kernel, KernelArgs, LaunchConfig, OpHooks, StreamEvent,
-};
-use std::any::Any;
+use crate::plugin::{CopyDirection, Kernel, KernelArgs, LaunchConfig, OpHooks};
 use std::sync::Arc;
 
 /// Whose kernels and events this stream takes (in refusals of another backend's).
@@ -137,22 +136,17 @@ impl StreamHooks for CudaQueue {
         queued
     }
 
+    /// A timed event (the application may ask for the time between two), from the
+    /// context's pool.
     fn record(&self) -> Result<CudaEvent> {
-        let _current = self.context.make_current()?;
-        let driver = self.context.driver();
-        let event = CudaEvent {
-            context: self.context.clone(),
-            event: driver.event_create(EVENT_DEFAULT)?,
-        };
-        driver.event_record(event.event, self.stream)?;
-        Ok(event)
+        CudaEvent::record(&self.context, self.stream, Timing::Timed)
     }
 
     fn wait(&self, event: &Arc<CudaEvent>) -> Result<()> {
         let _current = self.context.make_current()?;
         self.context
             .driver()
-            .stream_wait_event(self.stream, event.event)
+            .stream_wait_event(self.stream, event.handle())
     }
 
     /// After a fault, the host steps the driver will not call are released and counted.
@@ -190,50 +184,6 @@ impl Drop for CudaQueue {
         if let Ok(_current) = self.context.make_current() {
             let _ = self.context.driver().stream_destroy(self.stream);
             self.gates.free(&self.context);
-        }
-    }
-}
-
-pub struct CudaEvent {
-    context: Arc<PrimaryContext>,
-    event: CuEvent,
-}
-
-impl StreamEvent for CudaEvent {
-    /// `cuEventQuery`: after a fault it answers the context's error on every call.
-    fn is_complete(&self) -> Result<bool> {
-        let _current = self.context.make_current()?;
-        self.context.driver().event_query(self.event)
-    }
-
-    fn synchronize(&self) -> Result<()> {
-        let _current = self.context.make_current()?;
-        self.context.driver().event_synchronize(self.event)
-    }
-
-    fn elapsed_ms(&self, end: &dyn StreamEvent) -> Result<f32> {
-        let end = own_event::<CudaEvent>(end, WHOSE)?;
-        self.synchronize()?;
-        end.synchronize()?;
-        let _current = self.context.make_current()?;
-        self.context
-            .driver()
-            .event_elapsed_ms(self.event, end.event)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
-        self
-    }
-}
-
-impl Drop for CudaEvent {
-    fn drop(&mut self) {
-        if let Ok(_current) = self.context.make_current() {
-            let _ = self.context.driver().event_destroy(self.event);
         }
     }
 }
