@@ -404,3 +404,64 @@ fn events_are_reused_from_a_pool() {
     assert!(reused.elapsed_ms(after_wait.as_ref()).is_ok());
     assert_eq!(mock.get("callback_thread_calls_driver"), 0);
 }
+
+/// cuMemcpyAsync with pageable host memory: "for transfers from pageable host memory to
+/// device memory, a stream sync is performed before the copy is initiated", and device to
+/// pageable host memory "returns only once the copy has completed". A queued olMemcpy
+/// must not wait for the queue's earlier work: pageable memory is staged through pinned
+/// buffers, in chunks.
+#[test]
+fn a_queued_copy_of_pageable_memory_does_not_wait_for_the_queue() {
+    use offload::plugin::{AllocKind, CopyDirection};
+    let Some(StandIn {
+        mock, gpu, program, ..
+    }) = open("pageable")
+    else {
+        return;
+    };
+    let size = (10 << 20) + 12_345; // three chunks, the last one short
+    let input: Vec<u8> = (0..size).map(|i| (i * 7 + i / 4099) as u8).collect();
+    let mut output = vec![0u8; size];
+    let device = gpu.allocate(size, AllocKind::Device).unwrap();
+    let stream = gpu.create_stream().unwrap();
+    stream
+        .enqueue("olLaunchKernel", launch(&program, "hold", 0), None)
+        .unwrap();
+    let copies = [
+        (device, input.as_ptr() as usize, CopyDirection::HostToDevice),
+        (
+            output.as_mut_ptr() as usize,
+            device,
+            CopyDirection::DeviceToHost,
+        ),
+    ];
+    let (done, enqueued) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let stream = &stream;
+        s.spawn(move || {
+            for (dst, src, direction) in copies {
+                let op = StreamOp::Copy {
+                    dst,
+                    src,
+                    size,
+                    direction,
+                };
+                stream.enqueue("olMemcpy", op, None).unwrap();
+            }
+            done.send(()).unwrap();
+        });
+        let waited = enqueued.recv_timeout(Duration::from_secs(5));
+        mock.release(); // let a blocked enqueue finish, whatever happened
+        assert!(waited.is_ok(), "enqueueing the copies waited for the queue");
+    });
+    stream.synchronize().unwrap();
+    assert!(output == input, "the data came back");
+    assert_eq!(mock.get("pageable_syncs"), 0);
+    // To the device each chunk waits for its buffer to be filled (3); to the host the
+    // third chunk waits for its buffer to be drained of the first, and the queue's later
+    // work for the destination to be written (2).
+    assert_eq!(mock.get("waits_on_value"), 5);
+    assert_eq!(mock.get("callback_thread_calls_driver"), 0);
+    drop(stream);
+    gpu.free(device, size, AllocKind::Device).unwrap();
+}

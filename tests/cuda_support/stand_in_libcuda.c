@@ -438,9 +438,13 @@ CUresult cuMemHostUnregister(void *p) {
   if (kind_of((uintptr_t)p) != PINNED) return HOST_MEMORY_NOT_REGISTERED;
   remove_range(p); return SUCCESS;
 }
+/* 2: CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 3: _DEVICE_POINTER; pageable host memory is
+ * memory the driver does not know: CUDA_ERROR_INVALID_VALUE. */
 CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
   ENTRY;
+  int kind = kind_of(p);
   if (attr == 3) { *(CUdeviceptr *)data = p; return SUCCESS; }
+  if (attr == 2 && kind != PAGEABLE) { *(unsigned *)data = kind == DEVICE ? 2 : 1; return SUCCESS; }
   return INVALID_VALUE;
 }
 

@@ -29,6 +29,7 @@ mod host_steps;
 pub mod kernel;
 pub mod launch;
 pub mod program;
+mod staging;
 pub mod stream;
 
 pub use context::PrimaryContext;

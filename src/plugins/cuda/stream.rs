@@ -15,7 +15,8 @@ use super::fill::{plan_fill, repeated, FillStep};
 use super::gate::Gates;
 use super::host_steps::{run_host_step, QueueSteps};
 use super::kernel::CudaKernel;
-use crate::plugin::device_stream::{DeviceStream, HostStep, Opener, StreamHooks};
+use super::staging::Staging;
+use crate::plugin::device_stream::{DeviceStream, HostErrors, HostStep, Opener, StreamHooks};
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{CopyDirection, Kernel, KernelArgs, LaunchConfig, OpHooks};
 use std::sync::Arc;
@@ -28,7 +29,7 @@ pub type CudaStream = DeviceStream<CudaQueue>;
 
 /// Makes the stream of a new queue.
 pub fn new_stream(context: Arc<PrimaryContext>) -> Result<CudaStream> {
-    DeviceStream::new(|_| CudaQueue::new(context))
+    DeviceStream::new(|host_errors| CudaQueue::new(context, host_errors))
 }
 
 /// The vendor half of a CUDA queue: its `CUstream`.
@@ -37,21 +38,25 @@ pub struct CudaQueue {
     stream: CuStream,
     /// Host steps handed to the driver, released here if a fault keeps it from calling them.
     steps: QueueSteps,
-    /// Waits on other backends' events, held on the GPU.
+    /// Waits on other backends' events, and the staging of pageable copies, held on
+    /// the GPU.
     gates: Gates,
+    /// Copies from and to pageable host memory (`staging.rs`).
+    staging: Staging,
 }
 
 impl CudaQueue {
-    fn new(context: Arc<PrimaryContext>) -> Result<CudaQueue> {
+    fn new(context: Arc<PrimaryContext>, host_errors: HostErrors) -> Result<CudaQueue> {
         let stream = {
             let _current = context.make_current()?;
             context.driver().stream_create(STREAM_NON_BLOCKING)?
         };
         Ok(CudaQueue {
-            context,
             stream,
             steps: QueueSteps::default(),
             gates: Gates::default(),
+            staging: Staging::new(context.clone(), host_errors),
+            context,
         })
     }
 }
@@ -60,9 +65,23 @@ impl OpHooks for CudaQueue {
     type Kernel = CudaKernel;
     const WHOSE: &'static str = WHOSE;
 
-    /// Unified addressing tells the driver which side is which.
-    fn copy(&self, dst: usize, src: usize, size: usize, _direction: CopyDirection) -> Result<()> {
+    /// Unified addressing tells the driver which side is which; pageable host memory is
+    /// staged through the queue's pinned buffers, so enqueueing never waits.
+    fn copy(&self, dst: usize, src: usize, size: usize, direction: CopyDirection) -> Result<()> {
         let _current = self.context.make_current()?;
+        let staged = match direction {
+            CopyDirection::HostToDevice if self.staging.is_pageable(src) => self
+                .staging
+                .to_device(self.stream, &self.gates, dst, src, size)?,
+            CopyDirection::DeviceToHost if self.staging.is_pageable(dst) => {
+                self.staging
+                    .to_host(self.stream, &self.gates, dst, src, size)?
+            }
+            _ => false,
+        };
+        if staged {
+            return Ok(());
+        }
         self.context
             .driver()
             .memcpy_async(dst, src, size, self.stream)
@@ -182,8 +201,10 @@ impl Drop for CudaQueue {
     /// Work still enqueued completes: the driver releases the stream after it.
     fn drop(&mut self) {
         if let Ok(_current) = self.context.make_current() {
+            let idle = matches!(self.context.driver().stream_query(self.stream), Ok(true));
             let _ = self.context.driver().stream_destroy(self.stream);
             self.gates.free(&self.context);
+            self.staging.free(idle);
         }
     }
 }
