@@ -6,6 +6,8 @@
 //! reported by the next synchronize; events, cross-stream waits (barrier-AND packets)
 //! and launches (dispatch packets with their kernarg segments).
 
+mod stand_in_build;
+
 use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::{
     launch_now, AllocKind, CopyDirection, Device, DeviceInfo, InfoValue, KernelArgs, LaunchConfig,
@@ -13,37 +15,15 @@ use offload::plugin::{
 };
 use offload::plugins::amdgpu::AmdgpuPlugin;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 fn build_mock() -> Option<PathBuf> {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let dir = std::env::temp_dir().join(format!("liboffload-mock-hsa-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let library = dir.join("libhsa-runtime64.so.1");
-    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let output = Command::new(&compiler)
-        .args([
-            "-shared",
-            "-fPIC",
-            "-O1",
-            "-std=gnu11",
-            "-Wall",
-            "-Werror",
-            "-pthread",
-            "-o",
-        ])
-        .arg(&library)
-        .arg(format!("{root}/tests/amdgpu_support/mock_hsa.c"))
-        .output()
-        .ok()?;
-    assert!(
-        output.status.success(),
-        "{compiler} could not build the mock HSA runtime:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(library)
+    stand_in_build::build_stand_in(
+        "amdgpu_support/mock_hsa.c",
+        "libhsa-runtime64.so.1",
+        "mock-hsa",
+    )
 }
 
 struct Mock(libloading::Library);

@@ -1,50 +1,23 @@
-//! The stand-in CUDA driver of the tests: `stand_in_libcuda.c`, built at test time, and
-//! a handle on its counters and controls.
+//! The stand-in CUDA driver of the tests, `stand_in_libcuda.c`, built at test time: every
+//! entry point the backend resolves, with cuda.h's prototypes over host memory, and the
+//! behaviour NVIDIA documents where a backend can get it wrong (asynchronous streams,
+//! host functions on one callback thread, sticky errors after a fault, pageable copies
+//! that synchronise, untimed events, shared-memory limits). It checks what it is given
+//! and records it; `Mock` reads its counters and works its controls.
 #![allow(dead_code)]
 
-use std::process::Command;
+#[path = "../stand_in_build/mod.rs"]
+mod stand_in_build;
 
-//
-// A stand-in `libcuda` built from `cuda_support/stand_in_libcuda.c` at test time: every
-// entry point the backend resolves, with cuda.h's prototypes over host memory, and the
-// behaviour NVIDIA documents where a backend can get it wrong (asynchronous streams, host
-// functions on one callback thread, sticky errors after a fault, pageable copies that
-// synchronise, untimed events, shared-memory limits). It checks what it is given and
-// records it for the test to inspect.
+use stand_in_build::build_stand_in;
 
-pub const MOCK_DRIVER: &str = include_str!("stand_in_libcuda.c");
-
-/// Builds the stand-in into a temporary folder; `None` without a C compiler (a compiler
-/// that fails on it fails the test). Builds it as `<tag>/libcuda.so.1`: each test gets its own file, so its own
-/// loaded copy with its own counters (tests run in parallel threads of one process).
+/// Builds the stand-in as `<tag>/libcuda.so.1` (see `build_stand_in`).
 pub fn build_mock_driver(tag: &str) -> Option<std::path::PathBuf> {
-    let dir =
-        std::env::temp_dir().join(format!("liboffload-mock-cuda-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let source = dir.join("mock_libcuda.c");
-    std::fs::write(&source, MOCK_DRIVER).unwrap();
-    let library = dir.join("libcuda.so.1");
-    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let output = Command::new(&compiler)
-        .args([
-            "-shared",
-            "-fPIC",
-            "-O1",
-            "-std=gnu11",
-            "-Wall",
-            "-pthread",
-            "-o",
-        ])
-        .arg(&library)
-        .arg(&source)
-        .output()
-        .ok()?;
-    assert!(
-        output.status.success(),
-        "{compiler} could not build the mock driver:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(library)
+    build_stand_in(
+        "cuda_support/stand_in_libcuda.c",
+        "libcuda.so.1",
+        &format!("mock-cuda-{tag}"),
+    )
 }
 
 pub struct Mock {

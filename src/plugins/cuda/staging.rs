@@ -25,8 +25,8 @@ use crate::plugin::device_stream::HostErrors;
 use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::foundation::flags::trace;
-use crate::plugin::keep_first_failure;
 use crate::plugin::StreamEvent;
+use crate::plugin::{keep_first_failure, CopyDirection};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -50,6 +50,16 @@ struct State {
     /// filling once it completes); `None` when no such DMA is pending.
     free_after: [Option<Arc<CudaEvent>>; 2],
     thread: Option<crossbeam_channel::Sender<Job>>,
+}
+
+/// One staged copy as it is enqueued.
+struct ChunkPlan<'a> {
+    stream: CuStream,
+    gates: &'a Gates,
+    buffers: [usize; 2],
+    dst: usize,
+    src: usize,
+    size: usize,
 }
 
 /// What the staging thread does for one copy, in the stream's order.
@@ -97,25 +107,55 @@ impl Staging {
     }
 
     /// Whether `addr` is pageable host memory (memory the driver does not know).
-    pub fn is_pageable(&self, addr: usize) -> bool {
+    fn is_pageable(&self, addr: usize) -> bool {
         self.context
             .driver()
             .pointer_memory_type(addr as u64)
             .is_err()
     }
 
-    /// Enqueues a copy from pageable `src` to device `dst` on `stream` (the context is
-    /// current); `Ok(false)` where it cannot stage (no gates), for a direct copy.
-    pub fn to_device(
+    /// Enqueues a copy on `stream` (the context is current) through the buffers where
+    /// its host side is pageable memory; `Ok(false)` where it is not, or where it cannot
+    /// be staged (no gates): the caller copies directly.
+    pub fn copy(
         &self,
         stream: CuStream,
         gates: &Gates,
-        dst: usize,
-        src: usize,
-        size: usize,
+        (dst, src, size): (usize, usize, usize),
+        direction: CopyDirection,
     ) -> Result<bool> {
+        let to_device = match direction {
+            CopyDirection::HostToDevice if self.is_pageable(src) => true,
+            CopyDirection::DeviceToHost if self.is_pageable(dst) => false,
+            _ => return Ok(false),
+        };
         let mut state = self.state.lock();
         let buffers = self.buffers(&mut state)?;
+        let chunks = ChunkPlan {
+            stream,
+            gates,
+            buffers,
+            dst,
+            src,
+            size,
+        };
+        if to_device {
+            self.to_device(&mut state, chunks)
+        } else {
+            self.to_host(&mut state, chunks)
+        }
+    }
+
+    /// From pageable `src` to device `dst`.
+    fn to_device(&self, state: &mut State, plan: ChunkPlan<'_>) -> Result<bool> {
+        let ChunkPlan {
+            stream,
+            gates,
+            buffers,
+            dst,
+            src,
+            size,
+        } = plan;
         let start = Arc::new(CudaEvent::record(&self.context, stream, Timing::Untimed)?);
         let mut chunks = Vec::new();
         for offset in (0..size).step_by(CHUNK) {
@@ -139,22 +179,20 @@ impl Staging {
                 gate,
             });
         }
-        self.send(&mut state, Job::ToDevice { start, src, chunks })?;
+        self.send(state, Job::ToDevice { start, src, chunks })?;
         Ok(true)
     }
 
-    /// Enqueues a copy from device `src` to pageable `dst` on `stream` (the context is
-    /// current); `Ok(false)` where it cannot stage (no gates), for a direct copy.
-    pub fn to_host(
-        &self,
-        stream: CuStream,
-        gates: &Gates,
-        dst: usize,
-        src: usize,
-        size: usize,
-    ) -> Result<bool> {
-        let mut state = self.state.lock();
-        let buffers = self.buffers(&mut state)?;
+    /// From device `src` to pageable `dst`.
+    fn to_host(&self, state: &mut State, plan: ChunkPlan<'_>) -> Result<bool> {
+        let ChunkPlan {
+            stream,
+            gates,
+            buffers,
+            dst,
+            src,
+            size,
+        } = plan;
         let mut chunks: Vec<DrainChunk> = Vec::new();
         for (i, offset) in (0..size).step_by(CHUNK).enumerate() {
             let len = CHUNK.min(size - offset);
@@ -191,7 +229,7 @@ impl Staging {
             let pending = chunks.into_iter().filter_map(|c| c.releases);
             return self.abandon(pending);
         };
-        self.send(&mut state, Job::ToHost { dst, chunks, end })?;
+        self.send(state, Job::ToHost { dst, chunks, end })?;
         Ok(true)
     }
 

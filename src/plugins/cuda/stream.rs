@@ -69,16 +69,9 @@ impl OpHooks for CudaQueue {
     /// staged through the queue's pinned buffers, so enqueueing never waits.
     fn copy(&self, dst: usize, src: usize, size: usize, direction: CopyDirection) -> Result<()> {
         let _current = self.context.make_current()?;
-        let staged = match direction {
-            CopyDirection::HostToDevice if self.staging.is_pageable(src) => self
-                .staging
-                .to_device(self.stream, &self.gates, dst, src, size)?,
-            CopyDirection::DeviceToHost if self.staging.is_pageable(dst) => {
-                self.staging
-                    .to_host(self.stream, &self.gates, dst, src, size)?
-            }
-            _ => false,
-        };
+        let staged = self
+            .staging
+            .copy(self.stream, &self.gates, (dst, src, size), direction)?;
         if staged {
             return Ok(());
         }

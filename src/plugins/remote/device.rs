@@ -362,7 +362,9 @@ impl Device for RemoteDevice {
         Ok(())
     }
 
+    /// Refused once the device's server is lost, as every later operation on it is.
     fn create_stream(&self) -> Result<Arc<dyn Stream>> {
+        self.session.check_alive(self.rank)?;
         let this = self
             .this
             .upgrade()

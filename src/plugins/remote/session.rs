@@ -194,6 +194,11 @@ impl Session {
         })
     }
 
+    /// Ok while server `rank` has not been lost; the reason it was, after.
+    pub fn check_alive(&self, rank: i32) -> Result<()> {
+        self.usable(rank).map(|_| ())
+    }
+
     /// The server, unless it was lost earlier.
     fn usable(&self, rank: i32) -> Result<&Server> {
         let server = self.server(rank)?;

@@ -1,0 +1,38 @@
+//! Builds a test's stand-in vendor library (a C file under `tests/`) into a temporary
+//! folder, so the backend opens it as it would the vendor's.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Builds `tests/<source>` as `<temp>/liboffload-<tag>-<pid>/<library>`; `None` without a
+/// C compiler (a compiler that fails on it fails the test). A distinct `tag` per test
+/// gives each its own file, so its own loaded copy with its own state (tests run in
+/// parallel threads of one process).
+pub fn build_stand_in(source: &str, library: &str, tag: &str) -> Option<PathBuf> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = std::env::temp_dir().join(format!("liboffload-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let built = dir.join(library);
+    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let output = Command::new(&compiler)
+        .args([
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-std=gnu11",
+            "-Wall",
+            "-Werror",
+            "-pthread",
+            "-o",
+        ])
+        .arg(&built)
+        .arg(format!("{root}/tests/{source}"))
+        .output()
+        .ok()?;
+    assert!(
+        output.status.success(),
+        "{compiler} could not build tests/{source}:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(built)
+}
