@@ -435,6 +435,7 @@ fn a_queued_copy_of_pageable_memory_does_not_wait_for_the_queue() {
             CopyDirection::DeviceToHost,
         ),
     ];
+    let timed = mock.get("events_timed");
     let (done, enqueued) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
         let stream = &stream;
@@ -461,6 +462,13 @@ fn a_queued_copy_of_pageable_memory_does_not_wait_for_the_queue() {
     // third chunk waits for its buffer to be drained of the first, and the queue's later
     // work for the destination to be written (2).
     assert_eq!(mock.get("waits_on_value"), 5);
+    // The staging's own events only order work: CU_EVENT_DISABLE_TIMING.
+    assert_eq!(
+        mock.get("events_timed"),
+        timed,
+        "no timed event for staging"
+    );
+    assert!(mock.get("events_created") > 0);
     assert_eq!(mock.get("callback_thread_calls_driver"), 0);
     drop(stream);
     gpu.free(device, size, AllocKind::Device).unwrap();
