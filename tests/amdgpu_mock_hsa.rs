@@ -448,6 +448,40 @@ fn with_packets(
         "the gate held a for 50 ms"
     );
 
+    // A wait on another backend's event (a host queue's) is a barrier packet on a signal
+    // that a thread of the runtime's completes: no host step holds HSA's handler thread.
+    let host = Plugin::devices(&offload::plugins::host::HostPlugin)
+        .remove(0)
+        .create_stream()
+        .unwrap();
+    let open = Arc::new(AtomicBool::new(false));
+    let held = open.clone();
+    host.enqueue(
+        "olLaunchHostFunction",
+        host_op(move || {
+            while !held.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            Ok(())
+        }),
+        None,
+    )
+    .unwrap();
+    let host_event = host.record().unwrap();
+    let barriers = mock.get("barriers");
+    a.wait_foreign(host_event).unwrap();
+    let after = a.record().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let held_back = after.is_complete();
+    open.store(true, Ordering::SeqCst); // before any assertion: a failure must not hang
+    assert!(!held_back.unwrap(), "held by the host queue");
+    after.synchronize().unwrap();
+    a.synchronize().unwrap();
+    assert!(
+        mock.get("barriers") >= barriers + 2,
+        "the gate's barrier and the event's"
+    );
+
     // vector_add over 8 floats, in pool memory the mock's kernel reads on the host.
     let n = 8usize;
     let (x, y, z) = (scratch, scratch + 64, scratch + 128);

@@ -23,7 +23,7 @@ use super::kernel::AmdgpuKernel;
 use super::packet::{barrier_and_packet, dispatch_packet, DispatchParams};
 use super::queue::AqlQueue;
 use super::signal::PooledSignal;
-use crate::plugin::device_stream::{DeviceStream, HostErrors, HostStep, StreamHooks};
+use crate::plugin::device_stream::{DeviceStream, HostErrors, HostStep, Opener, StreamHooks};
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{
     own_event, CopyDirection, HostWork, Kernel, KernelArgs, LaunchConfig, OpHooks, StreamEvent,
@@ -127,6 +127,20 @@ impl AmdgpuQueue {
     }
 
     /// A barrier-AND packet on the stream's queue waiting for `deps` (at most five).
+    /// Later operations wait for `signal`: a barrier-AND packet on it (and on the last
+    /// operation, where that ran off the queue).
+    fn wait_for_signal(&self, signal: Arc<PooledSignal>) -> Result<()> {
+        let mut st = self.state.lock();
+        let mut deps = vec![signal];
+        if !st.last_on_queue {
+            deps.extend(st.dependency());
+        }
+        let done = self.barrier(&deps)?;
+        let held = deps.into_iter().map(|s| Box::new(s) as Held).collect();
+        self.finish(&mut st, done, held, true);
+        Ok(())
+    }
+
     fn barrier(&self, deps: &[Arc<PooledSignal>]) -> Result<Arc<PooledSignal>> {
         let signal = self.device.signals.take()?;
         let handles: Vec<u64> = deps
@@ -451,15 +465,16 @@ impl StreamHooks for AmdgpuQueue {
         if event.signal.is_done() {
             return Ok(());
         }
-        let mut st = self.state.lock();
-        let mut deps = vec![event.signal.clone()];
-        if !st.last_on_queue {
-            deps.extend(st.dependency());
-        }
-        let signal = self.barrier(&deps)?;
-        let held = deps.into_iter().map(|s| Box::new(s) as Held).collect();
-        self.finish(&mut st, signal, held, true);
-        Ok(())
+        self.wait_for_signal(event.signal.clone())
+    }
+
+    /// A barrier-AND packet on a fresh signal that the opener brings to 0: HSA runs every
+    /// async handler (our host steps) on one thread, which a wait on another backend's
+    /// event must not hold.
+    fn gate(&self) -> Result<Option<Opener>> {
+        let gate = self.device.signals.take()?;
+        self.wait_for_signal(gate.clone())?;
+        Ok(Some(Box::new(move || gate.complete())))
     }
 
     /// A stopped queue stays stopped: its error again at every sync.
