@@ -9,8 +9,8 @@
 //! step's. The runtime bridges waits on other backends' events before they get here.
 
 use super::stream::{
-    dispatch_op, keep_first_failure, own_event_arc, run_host_work, Guard, OpHooks, Stream,
-    StreamEvent, StreamOp,
+    dispatch_op, keep_first_failure, own_event_arc, run_host_work, wait_by_host_step, Guard,
+    OpHooks, Stream, StreamEvent, StreamOp,
 };
 use crate::plugin::foundation::error::{Error, Result};
 use parking_lot::Mutex;
@@ -110,8 +110,7 @@ impl<H: StreamHooks> Stream for DeviceStream<H> {
     /// every stream's host steps, one at a time). The event's failure is this stream's.
     fn wait_foreign(&self, event: Arc<dyn StreamEvent>) -> Result<()> {
         let Some(open) = self.hooks.gate()? else {
-            let wait = StreamOp::Host(Box::new(move || event.synchronize()));
-            return self.enqueue("olWaitEvents", wait, None);
+            return wait_by_host_step(self, event);
         };
         let errors = self.host_errors.clone();
         let bridge = move || {

@@ -197,8 +197,7 @@ pub trait Stream: Send + Sync {
     /// Later operations wait for `event` of another backend; its failure becomes this
     /// stream's. By default a host step that waits for it.
     fn wait_foreign(&self, event: Arc<dyn StreamEvent>) -> Result<()> {
-        let wait = StreamOp::Host(Box::new(move || event.synchronize()));
-        self.enqueue("olWaitEvents", wait, None)
+        wait_by_host_step(self, event)
     }
 
     /// Blocks until everything enqueued is done; returns (and forgets) the first error of
@@ -216,6 +215,16 @@ pub trait Stream: Send + Sync {
     fn runs_on_host(&self) -> bool {
         true
     }
+}
+
+/// `stream`'s later operations wait for `event` (of any backend) by a host step that
+/// synchronizes it; its failure becomes the stream's.
+pub fn wait_by_host_step(
+    stream: &(impl Stream + ?Sized),
+    event: Arc<dyn StreamEvent>,
+) -> Result<()> {
+    let wait = StreamOp::Host(Box::new(move || event.synchronize()));
+    stream.enqueue("olWaitEvents", wait, None)
 }
 
 /// A point in a stream.

@@ -65,24 +65,27 @@ impl Queue {
     }
 
     /// Later work waits for `event`: through the stream where the event is of the same
-    /// backend, else by a host step of this stream that waits for the event.
+    /// backend, else as the stream waits on another backend's (`Stream::wait_foreign`).
+    /// An event that cannot complete (its stream failed) is waited for all the same: the
+    /// failure comes where the wait does.
     pub fn wait(&self, event: &Event) -> Result<()> {
-        if event.inner.is_complete()? {
+        if matches!(event.inner.is_complete(), Ok(true)) {
             return Ok(());
         }
-        if event.device.platform.index == self.device.platform.index {
-            let description = || Description {
-                category: Category::Wait,
-                name: "olWaitEvents".into(),
-                args: vec![("on", event.device.describe())],
-            };
-            return self
-                .profile
-                .around(&self.device, self.id, &self.stream, description, || {
+        let same_backend = event.device.platform.index == self.device.platform.index;
+        let description = || Description {
+            category: Category::Wait,
+            name: "olWaitEvents".into(),
+            args: vec![("on", event.device.describe())],
+        };
+        self.profile
+            .around(&self.device, self.id, &self.stream, description, || {
+                if same_backend {
                     self.stream.wait(&event.inner)
-                });
-        }
-        self.stream.wait_foreign(event.inner.clone())
+                } else {
+                    self.stream.wait_foreign(event.inner.clone())
+                }
+            })
     }
 
     pub fn sync(&self) -> Result<()> {
