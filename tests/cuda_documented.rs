@@ -405,6 +405,37 @@ fn events_are_reused_from_a_pool() {
     assert_eq!(mock.get("callback_thread_calls_driver"), 0);
 }
 
+/// cuEventRecord is asynchronous: "cuEventQuery ... returns CUDA_ERROR_NOT_READY" until
+/// the stream has passed the record, even on a stream with nothing else in it (on an
+/// H100, microseconds later). An event of an empty queue is complete at once, as on
+/// every other device (LLVM's tests rely on it).
+#[test]
+fn an_event_of_an_empty_queue_is_complete_at_once() {
+    let Some(StandIn {
+        mock, gpu, program, ..
+    }) = open("empty_event")
+    else {
+        return;
+    };
+    let queue = gpu.create_stream().unwrap();
+    mock.call(b"mock_set_latency_us", 20_000u32);
+    let event = queue.record().unwrap();
+    assert!(event.is_complete().unwrap(), "an empty queue's event");
+    // With work before it, the event completes only after that work.
+    queue
+        .enqueue("olLaunchKernel", launch(&program, "hold", 0), None)
+        .unwrap();
+    let after = queue.record().unwrap();
+    assert!(
+        !after.is_complete().unwrap(),
+        "an event behind a held kernel"
+    );
+    mock.release();
+    after.synchronize().unwrap();
+    assert!(after.is_complete().unwrap());
+    mock.call(b"mock_set_latency_us", 0u32);
+}
+
 /// cuMemcpyAsync with pageable host memory: "for transfers from pageable host memory to
 /// device memory, a stream sync is performed before the copy is initiated", and device to
 /// pageable host memory "returns only once the copy has completed". A queued olMemcpy

@@ -195,6 +195,11 @@ struct event { unsigned flags; long recorded, completed; double at; int live; };
 
 static struct stream *streams[256];
 static int nstreams;
+/* How long the "GPU" takes to reach each command of a stream (mock_set_latency_us): a
+ * real GPU passes even an event record on an idle stream microseconds after the call,
+ * and cuEventQuery / cuStreamQuery answer "not ready" until then. */
+static unsigned latency_us;
+void mock_set_latency_us(unsigned us) { latency_us = us; }
 
 static double now_ms(void) {
   struct timespec t;
@@ -265,6 +270,11 @@ static void *run_stream(void *arg) {
     struct command *c = s->head;
     s->head = c->next;
     if (!s->head) s->tail = &s->head;
+    if (latency_us) {
+      pthread_mutex_unlock(&lock);
+      usleep(latency_us);
+      pthread_mutex_lock(&lock);
+    }
     if (sticky) {
       /* The context is lost: queued work never runs, host functions are never called. */
       if (c->kind == C_HOST) host_funcs_discarded++;

@@ -1,5 +1,6 @@
-/* The order of work on each device: the checks, then the benchmarks, then the fault
- * check (a GPU's context is unusable after it). */
+/* The order of work: on each device the checks, then the benchmarks; then, once every
+ * device is done, each device's fault check (a GPU's context is unusable after it, also
+ * for the checks of another device that pairs with it). */
 #include "run.h"
 
 #include <stdio.h>
@@ -51,32 +52,39 @@ static void note_cuda_driver(report_t *report) {
              "raw CUDA driver: libcuda.so.1, measured beside liboffload on each CUDA device");
 }
 
-static void run_device(report_t *report, size_t index, const options_t *options) {
+static void env_open(check_env_t *env, report_t *report, size_t index) {
   const device_list_t *devices = &report->devices;
-  check_env_t env;
-  memset(&env, 0, sizeof env);
-  env.device = &devices->items[index];
-  env.host = &devices->items[devices->host];
+  memset(env, 0, sizeof *env);
+  env->device = &devices->items[index];
+  env->host = &devices->items[devices->host];
   report->peer[index] = pick_peer(devices, index);
-  env.peer = report->peer[index] >= 0 ? &devices->items[report->peer[index]] : NULL;
-  size_t last = CHECK_COUNT;
-  for (size_t c = 0; c < CHECK_COUNT; ++c) {
-    if (strcmp(CHECKS[c].id, LAST_CHECK_ID) == 0) {
-      last = c;
-      continue;
-    }
-    run_check(&env, &CHECKS[c], &report->results[index][c]);
-  }
+  env->peer = report->peer[index] >= 0 ? &devices->items[report->peer[index]] : NULL;
+}
+
+/* Everything but the fault check on device `index`. */
+static void run_device(report_t *report, size_t index, const options_t *options) {
+  check_env_t env;
+  env_open(&env, report, index);
+  for (size_t c = 0; c < CHECK_COUNT; ++c)
+    if (strcmp(CHECKS[c].id, LAST_CHECK_ID) != 0)
+      run_check(&env, &CHECKS[c], &report->results[index][c]);
   if (options->bench) {
     bench_results_t *bench = &report->bench_results[index];
     run_bench(&env, &report->plan, bench);
     if (env.device->backend == OL_PLATFORM_BACKEND_CUDA)
-      run_cuda_raw_bench(cuda_ordinal(devices, index), &report->plan, bench);
+      run_cuda_raw_bench(cuda_ordinal(&report->devices, index), &report->plan, bench);
   }
-  if (last < CHECK_COUNT)
-    run_check(&env, &CHECKS[last], &report->results[index][last]);
   env_release(&env);
   report->tested[index] = true;
+}
+
+static void run_fault_check(report_t *report, size_t index) {
+  check_env_t env;
+  env_open(&env, report, index);
+  for (size_t c = 0; c < CHECK_COUNT; ++c)
+    if (strcmp(CHECKS[c].id, LAST_CHECK_ID) == 0)
+      run_check(&env, &CHECKS[c], &report->results[index][c]);
+  env_release(&env);
 }
 
 void run_all(report_t *report, const options_t *options) {
@@ -89,6 +97,9 @@ void run_all(report_t *report, const options_t *options) {
     if (options->device < 0 || (size_t)options->device == i)
       run_device(report, i, options);
   }
+  for (size_t i = 0; i < report->devices.count; ++i)
+    if (report->tested[i])
+      run_fault_check(report, i);
 }
 
 int report_exit_status(const report_t *report) {

@@ -17,6 +17,10 @@ pub struct CudaEvent {
     context: Arc<PrimaryContext>,
     event: CuEvent,
     timing: Timing,
+    /// Recorded on a stream with nothing pending: complete from the start. The driver
+    /// answers "not ready" until the GPU has passed the record, microseconds later; an
+    /// event on an empty queue is complete at once, as on every other device.
+    complete_at_record: bool,
 }
 
 impl CudaEvent {
@@ -27,10 +31,13 @@ impl CudaEvent {
         timing: Timing,
     ) -> Result<CudaEvent> {
         let _current = context.make_current()?;
+        let idle =
+            timing == Timing::Timed && matches!(context.driver().stream_query(stream), Ok(true));
         let event = CudaEvent {
             context: context.clone(),
             event: context.events().take(context.driver(), timing)?,
             timing,
+            complete_at_record: idle,
         };
         context.driver().event_record(event.event, stream)?;
         Ok(event)
@@ -44,6 +51,9 @@ impl CudaEvent {
 impl StreamEvent for CudaEvent {
     /// `cuEventQuery`: after a fault it answers the context's error on every call.
     fn is_complete(&self) -> Result<bool> {
+        if self.complete_at_record {
+            return Ok(true);
+        }
         let _current = self.context.make_current()?;
         self.context.driver().event_query(self.event)
     }

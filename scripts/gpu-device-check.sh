@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs on a machine with an NVIDIA GPU, from the repository root, after
+# scripts/pack-gpu-device-check.sh packed .dev/payload.tar.xz here (that machine needs no
+# Rust and no LLVM; its driver's libcuda.so.1 is all it takes). Checks, in one go:
+#   1. offload-check on every device;
+#   2. the C tests on the GPU (the _gpu twins, test_gpu_cuda, the accelerator error codes);
+#   3. each OpenMP program built for sm_90 on LLVM 19's libomptarget and on ours: exit
+#      status and output compared, and where each ran its regions;
+#   4. benchmarks: OpenMP regions (bench_omp_gpu) on both libraries, our C API against
+#      the raw driver API (bench_gpu_api, bench_cuda_raw).
+# Logs go to $OUT (or .dev/out); a summary is printed last.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${OUT:-$ROOT/.dev/out}
+mkdir -p "$OUT"
+cd "$ROOT"
+tar -xJf .dev/payload.tar.xz || { echo "no payload: run scripts/pack-gpu-device-check.sh"; exit 1; }
+# The build here holds absolute paths (RUNPATH, ctest's files) of /work/main.
+if [ "$ROOT" != /work/main ]; then
+  if [ -e /work/main ] && [ ! -L /work/main ]; then
+    echo "/work/main exists and is not a link: the build's paths cannot be made to lead here"
+    exit 1
+  fi
+  mkdir -p /work && ln -sfn "$ROOT" /work/main
+fi
+OURS=/work/main/_install/lib:/work/main/.dev/llvm19/lib # libomp.so.5 is LLVM's
+LLVM19=/work/main/.dev/llvm19/lib
+summary=()
+say() { summary+=("$*"); }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+say "GPU: $(head -1 "$OUT/gpu.txt")"
+
+# 1. offload-check
+timeout 60 /work/main/_install/bin/offload-check >"$OUT/offload-check.txt" 2>&1
+say "offload-check: exit $?, $(tail -1 "$OUT/offload-check.txt")"
+
+# 2. The C tests on the GPU.
+(cd build/c-tests && timeout 150 ctest --timeout 40 -R '_gpu$|test_gpu_cuda|accelerator[0-9]|offload_check_(table|json|bench)' \
+  >"$OUT/ctest-gpu.txt" 2>&1 --output-on-failure)
+say "ctest on the GPU: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.txt")"
+while read -r line; do say "  $line"; done < <(grep -E '\*\*\*Failed|\*\*\*Timeout|Not Run|Exception' "$OUT/ctest-gpu.txt")
+
+# 3. OpenMP programs, LLVM 19 against ours (a hang costs 15 s; past the deadline, the
+# rest are not run, so the whole check fits a short lease).
+OMP_DEADLINE=${OMP_DEADLINE:-150}
+{
+  for exe in build/gpu-omp/omp_*; do
+    [ -x "$exe" ] || continue
+    name=$(basename "$exe")
+    if [ "$SECONDS" -gt "$OMP_DEADLINE" ]; then
+      echo "== $name: not run (past ${OMP_DEADLINE} s)"
+      continue
+    fi
+    args=()
+    [ "$name" = omp_failures ] && args=(present-region)
+    LD_LIBRARY_PATH=$LLVM19 timeout 15 "$exe" "${args[@]}" >"/tmp/$name.llvm.out" 2>"/tmp/$name.llvm.err"
+    llvm_rc=$?
+    LD_LIBRARY_PATH=$OURS timeout 15 "$exe" "${args[@]}" >"/tmp/$name.ours.out" 2>"/tmp/$name.ours.err"
+    ours_rc=$?
+    same=differ
+    cmp -s "/tmp/$name.llvm.out" "/tmp/$name.ours.out" && [ $llvm_rc = $ours_rc ] && same=same
+    echo "== $name: LLVM 19 exit $llvm_rc, ours exit $ours_rc, stdout $same"
+    if [ $same = differ ]; then
+      diff "/tmp/$name.llvm.out" "/tmp/$name.ours.out" | head -20
+      echo "-- LLVM stderr"; head -c 1500 "/tmp/$name.llvm.err"
+      echo "-- our stderr"; head -c 1500 "/tmp/$name.ours.err"
+    fi
+  done
+} >"$OUT/omp.txt" 2>&1
+say "OpenMP programs: $(grep -c ' stdout same' "$OUT/omp.txt") same, $(grep -c ' stdout differ' "$OUT/omp.txt") differ, $(grep -c 'not run' "$OUT/omp.txt") not run"
+while read -r line; do say "  $line"; done < <(grep ' stdout differ' "$OUT/omp.txt")
+# Where LLVM 19 ran the regions (LIBOMPTARGET_INFO shows the device's launches).
+LD_LIBRARY_PATH=$LLVM19 LIBOMPTARGET_INFO=-1 timeout 60 build/gpu-omp/omp_map_kinds \
+  >"$OUT/omp-info-llvm.txt" 2>&1
+LD_LIBRARY_PATH=$OURS LIBOMPTARGET_INFO=-1 timeout 60 build/gpu-omp/omp_map_kinds \
+  >"$OUT/omp-info-ours.txt" 2>&1
+
+# 4. Benchmarks.
+{
+  for lib in LLVM19 OURS; do
+    echo "== bench_omp_gpu on $lib"
+    LD_LIBRARY_PATH=${!lib} timeout 90 build/gpu-omp/bench_omp_gpu 2>&1
+  done
+  ptx=bench-c/kernels/gpu/empty.ptx
+  echo "== bench_cuda_raw"; timeout 60 build/bench-c/bench_cuda_raw "$ptx" 2>&1
+  echo "== bench_gpu_api on ours"; LD_LIBRARY_PATH=$OURS timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1
+} >"$OUT/bench.txt" 2>&1
+grep -E '^==|^RESULT|devices|rror' "$OUT/bench.txt" | head -60
+
+echo
+echo "==== summary"
+printf '%s\n' "${summary[@]}"

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds OpenMP offload programs for NVIDIA GPUs (sm_90) with clang-19, without a CUDA
+# toolkit package: PyPI's nvidia-cuda-nvcc-cu12 wheel gives ptxas and libdevice
+# (unpacked into _deps/cuda-nvcc), Debian's libomp-19-dev the device runtime bitcode,
+# and scripts/cuda-stand-ins/ stands in for nvlink (see the two files there): device
+# code is built with -foffload-lto, so it is one PTX module, which ptxas can compile to
+# the executable cubin that nvlink would have made.
+#
+#   scripts/make-gpu-omp.sh [OUTDIR]    builds into OUTDIR (default build/gpu-omp):
+#     omp_<name>     each clang-19 program of c-tests/omp, for sm_90 (and the host)
+#     bench_omp_gpu  bench-c/bench_omp_gpu.c
+#   Exits 77 (skipped) when the wheel cannot be fetched.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+ensure_omp_tools
+
+OUTDIR=${1:-$BUILD/gpu-omp}
+ARCH=${OFFLOAD_GPU_ARCH:-sm_90}
+WHEEL_DIR="$ROOT/_deps/cuda-nvcc"
+REAL_CUDA="$WHEEL_DIR/nvidia/cuda_nvcc"
+
+fetch_cuda_wheel() {
+  [ -x "$REAL_CUDA/bin/ptxas" ] && [ -e "$REAL_CUDA/nvvm/libdevice/libdevice.10.bc" ] && return 0
+  log "fetching PyPI's nvidia-cuda-nvcc-cu12 (ptxas, libdevice) into $WHEEL_DIR"
+  local tmp
+  tmp=$(mktemp -d)
+  if ! python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" \
+      nvidia-cuda-nvcc-cu12 >&2; then
+    echo "skipped: cannot fetch nvidia-cuda-nvcc-cu12 from PyPI (ptxas is needed)"
+    exit 77
+  fi
+  rm -rf "$WHEEL_DIR"
+  mkdir -p "$WHEEL_DIR"
+  python3 -m zipfile -e "$tmp"/nvidia_cuda_nvcc_cu12-*.whl "$WHEEL_DIR"
+  chmod +x "$REAL_CUDA/bin/ptxas"
+  rm -rf "$tmp"
+}
+
+# A CUDA root for clang's --cuda-path: the wheel's libdevice and headers, and the
+# stand-ins for ptxas (which calls the wheel's) and nvlink.
+make_cuda_root() {
+  local root="$ROOT/_deps/cuda-stand-in-root"
+  rm -rf "$root"
+  mkdir -p "$root/bin"
+  ln -s "$REAL_CUDA/nvvm" "$root/nvvm"
+  ln -s "$REAL_CUDA/include" "$root/include"
+  ln -s "$ROOT/scripts/cuda-stand-ins/ptxas" "$root/bin/ptxas"
+  ln -s "$ROOT/scripts/cuda-stand-ins/nvlink" "$root/bin/nvlink"
+  echo "$root"
+}
+
+fetch_cuda_wheel
+CUDA_ROOT=$(make_cuda_root)
+export REAL_PTXAS="$REAL_CUDA/bin/ptxas"
+export CUDA_STAND_IN_CACHE="$OUTDIR/.cubins"
+export PATH="$CUDA_ROOT/bin:$PATH"
+mkdir -p "$OUTDIR"
+
+# Both images in each binary, the GPU's and the host's, as a user targeting either
+# would build it; LLVM picks the first image a device takes.
+FLAGS=(-fopenmp "--offload-arch=$ARCH" -fopenmp-targets=nvptx64-nvidia-cuda,x86_64-pc-linux-gnu
+       -Xopenmp-target=nvptx64-nvidia-cuda "-march=$ARCH" -foffload-lto -O1
+       "--cuda-path=$CUDA_ROOT" "--libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib")
+
+build() { # build OUTPUT SOURCE [FLAGS...]
+  local out=$1 src=$2 compiler=clang-19
+  shift 2
+  [[ $src == *.cpp ]] && compiler=clang++-19
+  "$compiler" "${FLAGS[@]}" "$@" "$src" -o "$out" 2>"$out.log" || {
+    grep -v '^ptxas info\|^    ' "$out.log" >&2
+    echo "failed to build $out from $src" >&2
+    return 1
+  }
+  rm -f "$out.log"
+}
+
+failed=0
+for src in "$ROOT"/c-tests/omp/omp_*.c "$ROOT"/c-tests/omp/omp_*.cpp; do
+  name=$(basename "${src%.*}")
+  [ "$name" = omp_device_uid ] && continue # OpenMP 6.0 routines: clang-22 only
+  build "$OUTDIR/$name" "$src" || failed=1
+done
+build "$OUTDIR/bench_omp_gpu" "$ROOT/bench-c/bench_omp_gpu.c" "-I$ROOT/bench-c" -O2 -lm || failed=1
+[ "$failed" = 0 ] || exit 1
+log "built $(ls "$OUTDIR" | wc -l) programs for $ARCH in $OUTDIR"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Packs what scripts/gpu-device-check.sh needs on a GPU machine that has no Rust and no
+# LLVM into .dev/payload.tar.xz (git ignores .dev/ through .git/info/exclude): the
+# installed package (debug info stripped), the C tests and benchmarks built against it,
+# the OpenMP programs built for sm_90 (scripts/make-gpu-omp.sh), and LLVM 19's
+# libomptarget with the libraries it loads (the baseline). Paths inside are relative to
+# the repository root, where the check unpacks them.
+#
+#   scripts/pack-gpu-device-check.sh    builds what is missing, then packs
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+build_and_install
+build_against_install "$ROOT/c-tests" "$BUILD/c-tests"
+build_against_install "$ROOT/bench-c" "$BUILD/bench-c"
+bash "$ROOT/scripts/make-gpu-omp.sh" "$BUILD/gpu-omp"
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/build/c-tests" "$stage/build/bench-c" "$stage/.dev/llvm19/lib"
+cp -a "$PREFIX" "$stage/_install"
+rm -f "$stage/_install/lib/liboffload.a" "$stage/_install/bin/offload-mpi-device" \
+  "$stage/_install/lib/liboffload_remote_mpi.so"
+find "$stage/_install" -type f \( -name '*.so*' -o -perm -u+x \) -exec strip --strip-debug {} + 2>/dev/null || true
+# The C tests: their programs and ctest's files; not the packaging tests' trees.
+find "$BUILD/c-tests" -maxdepth 1 -type f ! -name consumer_cmake_static -exec cp -a {} "$stage/build/c-tests/" \;
+cp -a "$BUILD/c-tests/programs" "$stage/build/c-tests/"
+find "$BUILD/bench-c" -maxdepth 1 -type f -perm -u+x -exec cp -a {} "$stage/build/bench-c/" \;
+cp -a "$BUILD/gpu-omp" "$stage/build/gpu-omp"
+rm -rf "$stage/build/gpu-omp/.cubins"
+# LLVM 19's libomptarget and what the dynamic loader finds for it outside the C
+# library's own set (the GPU machine runs another distribution).
+llvm19=/usr/lib/llvm-19/lib
+cp -aL "$llvm19/libomptarget.so.19.1" "$llvm19/libomp.so.5" "$stage/.dev/llvm19/lib/"
+ldd "$llvm19/libomptarget.so.19.1" | awk '$3 ~ /^\// { print $3 }' \
+  | grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' \
+  | while read -r lib; do cp -aL "$lib" "$stage/.dev/llvm19/lib/"; done
+find "$stage/.dev/llvm19/lib" -type f -exec strip --strip-debug {} + 2>/dev/null || true
+mkdir -p "$ROOT/.dev"
+grep -qx '/.dev/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.dev/' >>"$ROOT/.git/info/exclude"
+log "packing"
+tar -C "$stage" -cf - . | xz -T0 -6 >"$ROOT/.dev/payload.tar.xz"
+log "$(du -h "$ROOT/.dev/payload.tar.xz" | cut -f1) in .dev/payload.tar.xz"
