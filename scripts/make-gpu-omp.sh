@@ -7,7 +7,7 @@
 # the executable cubin that nvlink would have made.
 #
 #   scripts/make-gpu-omp.sh [OUTDIR]    builds into OUTDIR (default build/gpu-omp):
-#     omp_<name>     each clang-19 program of c-tests/omp, for sm_90 (and the host)
+#     omp_<name>     each clang-19 program of c-tests/omp, for sm_90
 #     bench_omp_gpu  bench-c/bench_omp_gpu.c
 #   Exits 77 (skipped) when the wheel cannot be fetched.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -55,10 +55,10 @@ export CUDA_STAND_IN_CACHE="$OUTDIR/.cubins"
 export PATH="$CUDA_ROOT/bin:$PATH"
 mkdir -p "$OUTDIR"
 
-# Both images in each binary, the GPU's and the host's, as a user targeting either
-# would build it; LLVM picks the first image a device takes.
-FLAGS=(-fopenmp "--offload-arch=$ARCH" -fopenmp-targets=nvptx64-nvidia-cuda,x86_64-pc-linux-gnu
-       -Xopenmp-target=nvptx64-nvidia-cuda "-march=$ARCH" -foffload-lto -O1
+# The GPU's image alone, as `clang -fopenmp --offload-arch=sm_90` builds it. (With a host
+# image too, LLVM numbers the devices in the binary's image order: the host's four
+# OpenMP devices would come first and take the regions.)
+FLAGS=(-fopenmp "--offload-arch=$ARCH" -foffload-lto -O1
        "--cuda-path=$CUDA_ROOT" "--libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib")
 
 build() { # build OUTPUT SOURCE [FLAGS...]

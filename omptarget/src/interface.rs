@@ -112,7 +112,7 @@ struct Construct {
 /// decides whether the program ends.
 fn run(construct: Construct, device_id: i64, args: &[MapArg]) -> Vec<(usize, usize)> {
     let Construct { op, loc, nowait } = construct;
-    let device = match resolve_or_abort(device_id) {
+    let device = match resolve_or_abort(device_id, loc) {
         Target::Device(device) => device,
         Target::Host => return Vec::new(),
     };

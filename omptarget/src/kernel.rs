@@ -6,7 +6,10 @@ use crate::abi::{
 };
 use crate::boundary::boundary;
 use crate::data::{self, Devices, Failed};
+use crate::gpu_load::GpuDevice;
 use crate::info;
+use crate::kernel_env::ExecMode;
+use crate::launch_plan::{self, Grid, Request};
 use crate::mapping::MappingTable;
 use crate::ol;
 use crate::policy::{self, message};
@@ -105,12 +108,95 @@ fn kernel_values(
     Ok(values)
 }
 
-/// How a region is launched: whether its kernel takes `dyn_ptr` first, and the team
-/// count the launch line of LIBOMPTARGET_INFO reports.
+/// How a region is launched: whether its kernel takes `dyn_ptr` first, the team count
+/// the host convention reports, and what the region asks of a GPU launch.
 #[derive(Clone, Copy)]
 pub(crate) struct Launch {
     pub with_dyn_ptr: bool,
     pub blocks: u32,
+    pub request: Request,
+    /// `ompx_dyn_cgroup_mem`: bytes of dynamic shared memory per team.
+    pub dyn_shared: u32,
+}
+
+/// The `dyn_ptr` LLVM passes a kernel without cross-team reductions (all bits set: no
+/// launch environment).
+const NO_LAUNCH_ENV: usize = usize::MAX;
+/// LLVM's `KernelLaunchEnvironmentTy`: two `uint32_t` counters and the reduction
+/// buffer's address.
+const LAUNCH_ENV_SIZE: usize = 16;
+
+/// How one region runs on a GPU: its grid, mode and dynamic shared memory, and the device
+/// memory its launch environment took (freed after the launch).
+struct GpuLaunch {
+    grid: Grid,
+    mode: ExecMode,
+    dyn_shared: usize,
+    allocations: Vec<usize>,
+}
+
+impl GpuLaunch {
+    /// Plans the launch of `region` on `gpu`; where the kernel does cross-team
+    /// reductions, allocates its launch environment (counters zeroed) and buffer and puts
+    /// its address first in `values` (else the no-environment value).
+    fn prepare(
+        gpu: &GpuDevice,
+        devs: Devices,
+        region: usize,
+        launch: &Launch,
+        values: &mut [usize],
+    ) -> Result<GpuLaunch, Failed> {
+        let env = gpu.kernels.get(&region).copied().ok_or_else(|| {
+            message(&format!(
+                "error: no kernel environment read for region 0x{region:016x}"
+            ));
+            Failed
+        })?;
+        let grid = launch_plan::plan(&env, &gpu.limits, launch.request);
+        let shared_env = std::env::var("LIBOMPTARGET_SHARED_MEMORY_SIZE")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(0);
+        let mut planned = GpuLaunch {
+            grid,
+            mode: env.mode,
+            dyn_shared: launch.dyn_shared.max(shared_env) as usize,
+            allocations: Vec::new(),
+        };
+        if !launch.with_dyn_ptr || values.is_empty() {
+            return Ok(planned);
+        }
+        let reduction = (env.reduction_data_size.max(0) as usize)
+            .saturating_mul(env.reduction_buffer_length.max(0) as usize);
+        if reduction == 0 {
+            values[0] = NO_LAUNCH_ENV;
+            return Ok(planned);
+        }
+        let buffer = ol::alloc(devs.device, reduction).map_err(data::report)?;
+        planned.allocations.push(buffer);
+        let env_block = ol::alloc(devs.device, LAUNCH_ENV_SIZE).map_err(data::report)?;
+        planned.allocations.push(env_block);
+        let mut bytes = [0u8; LAUNCH_ENV_SIZE];
+        bytes[8..16].copy_from_slice(&(buffer as u64).to_le_bytes());
+        ol::memcpy(
+            env_block,
+            devs.device,
+            bytes.as_ptr() as usize,
+            devs.host,
+            LAUNCH_ENV_SIZE,
+        )
+        .map_err(data::report)?;
+        values[0] = env_block;
+        Ok(planned)
+    }
+}
+
+impl Drop for GpuLaunch {
+    fn drop(&mut self) {
+        for &allocation in &self.allocations {
+            let _ = ol::free(allocation);
+        }
+    }
 }
 
 /// Maps, launches and releases one target region.
@@ -123,6 +209,7 @@ pub(crate) fn run_region(
     let Launch {
         with_dyn_ptr,
         blocks,
+        ..
     } = launch;
     let (devs, kernel, name) = {
         let mut state = registry::state();
@@ -153,26 +240,50 @@ pub(crate) fn run_region(
             message("error: Failed to process data before launching the kernel.");
             return Err(Failed);
         }
-        kernel_values(table, devs, args, with_dyn_ptr, &mut privates)
+        let values = kernel_values(table, devs, args, with_dyn_ptr, &mut privates);
+        // On a GPU: the grid by LLVM's rules, and the launch environment in front.
+        match (values, state.devices[device].gpu.as_ref()) {
+            (Ok(mut values), Some(gpu)) => {
+                GpuLaunch::prepare(gpu, devs, host_ptr, &launch, &mut values)
+                    .map(|gpu| (values, Some(gpu)))
+            }
+            (values, _) => values.map(|v| (v, None)),
+        }
     };
-    if let (Some(name), Ok(_)) = (&name, &values) {
+    if let (Some(name), Ok((_, gpu))) = (&name, &values) {
+        let (blocks, threads, mode) = match gpu {
+            Some(g) => (g.grid.blocks, g.grid.threads, g.mode.name()),
+            None => (blocks, 1, "Generic"),
+        };
         info::plugin_line(
             device,
             &if policy::llvm_release() >= 22 {
-                format!("Launching kernel {name} with [{blocks},1,1] blocks and [1,1,1] threads in Generic mode")
+                format!("Launching kernel {name} with [{blocks},1,1] blocks and [{threads},1,1] threads in {mode} mode")
             } else {
                 format!(
-                    "Launching kernel {name} with {blocks} blocks and 1 threads in Generic mode"
+                    "Launching kernel {name} with {blocks} blocks and {threads} threads in {mode} mode"
                 )
             },
         );
     }
     // The launch runs without the registry lock, so other host threads can map meanwhile.
-    let launched = values.and_then(|values| {
+    let launched = values.and_then(|(values, gpu)| {
         let _timed = profile::scope("Kernel Target", || {
             format!("NumArguments={};NumTeams={blocks}", values.len())
         });
-        ol::launch(devs.device, kernel, &values).map_err(|e| {
+        let result = match &gpu {
+            Some(g) => ol::launch_grid(
+                devs.device,
+                kernel,
+                &values,
+                g.grid.blocks,
+                g.grid.threads,
+                g.dyn_shared,
+            ),
+            None => ol::launch(devs.device, kernel, &values),
+        };
+        drop(gpu);
+        result.map_err(|e| {
             message(&format!("error: {e}"));
             message("error: Executing target region abort target.");
             Failed
@@ -199,12 +310,12 @@ pub unsafe extern "C" fn __tgt_target_kernel(
     loc: *mut c_void,
     device_id: i64,
     num_teams: i32,
-    _thread_limit: i32,
+    thread_limit: i32,
     host_ptr: *mut c_void,
     args: *mut KernelArgs,
 ) -> i32 {
     boundary("__tgt_target_kernel", || {
-        let device = match resolve_or_abort(device_id) {
+        let device = match resolve_or_abort(device_id, loc) {
             Target::Device(device) => device,
             Target::Host => return OFFLOAD_FAIL,
         };
@@ -258,9 +369,39 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         } else {
             teams
         };
+        // What the region asks of a GPU launch: records from version 2 on carry the
+        // clauses, the loop's trip count and dynamic memory; older ones the call's values.
+        // A region without `teams` (the call's -1) runs as one team, as LLVM sets it.
+        let request = if version >= 2 {
+            // SAFETY: a version 2+ record (the caller's promise).
+            let k = unsafe { &*args };
+            Request {
+                num_teams: if num_teams == -1 { 1 } else { k.num_teams[0] },
+                thread_limit: k.thread_limit[0],
+                trip_count: k.tripcount,
+            }
+        } else {
+            Request {
+                num_teams: if num_teams == -1 {
+                    1
+                } else {
+                    num_teams.max(0) as u32
+                },
+                thread_limit: thread_limit.max(0) as u32,
+                trip_count: 0,
+            }
+        };
+        // SAFETY: as above; version 1 records end before the field.
+        let dyn_shared = if version >= 2 {
+            unsafe { (*args).dyn_cgroup_mem }
+        } else {
+            0
+        };
         let launch = Launch {
             with_dyn_ptr,
             blocks,
+            request,
+            dyn_shared,
         };
         let timed = profile::scope("Runtime: target exe", || {
             format!("NumTeams={num_teams};NumArgs={}", list.len())

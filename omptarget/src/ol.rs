@@ -101,6 +101,21 @@ pub fn is_host(device: Device) -> Result<bool> {
     Ok(backend == OL_PLATFORM_BACKEND_HOST)
 }
 
+/// The device's platform handle (devices of one platform share it).
+pub fn platform_of(device: Device) -> Result<usize> {
+    let mut platform: ol_platform_handle_t = null_mut();
+    check(
+        olGetDeviceInfo(
+            device.0,
+            OL_DEVICE_INFO_PLATFORM,
+            std::mem::size_of::<ol_platform_handle_t>(),
+            (&mut platform as *mut ol_platform_handle_t).cast(),
+        ),
+        "olGetDeviceInfo(PLATFORM)",
+    )?;
+    Ok(platform as usize)
+}
+
 /// The device's unique identifier (`OL_DEVICE_INFO_UID`), e.g. for OpenMP 6.0's
 /// `omp_get_uid_from_device`.
 pub fn device_uid(device: Device) -> Result<String> {
@@ -177,6 +192,47 @@ pub fn global_address(program: Program, name: &str) -> Result<usize> {
         "olGetSymbolInfo(GLOBAL_VARIABLE_ADDRESS)",
     )?;
     Ok(address as usize)
+}
+
+/// The device address and size of the global variable `name` of `program`; `None` when
+/// the program has no such global.
+pub fn global_info(program: Program, name: &str) -> Result<Option<(usize, usize)>> {
+    let c_name = CString::new(name).map_err(|_| format!("symbol name {name:?} has a NUL"))?;
+    let mut symbol: ol_symbol_handle_t = null_mut();
+    let found = olGetSymbol(
+        program.0,
+        c_name.as_ptr(),
+        OL_SYMBOL_KIND_GLOBAL_VARIABLE,
+        &mut symbol,
+    );
+    if !found.is_null() {
+        // SAFETY: a non-NULL result points to liboffload's interned error.
+        if unsafe { (*found).Code } == OL_ERRC_NOT_FOUND {
+            return Ok(None);
+        }
+        check(found, &format!("olGetSymbol({name})"))?;
+    }
+    let mut address: *mut c_void = null_mut();
+    check(
+        olGetSymbolInfo(
+            symbol,
+            OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS,
+            std::mem::size_of::<*mut c_void>(),
+            (&mut address as *mut *mut c_void).cast(),
+        ),
+        "olGetSymbolInfo(GLOBAL_VARIABLE_ADDRESS)",
+    )?;
+    let mut size = 0usize;
+    check(
+        olGetSymbolInfo(
+            symbol,
+            OL_SYMBOL_INFO_GLOBAL_VARIABLE_SIZE,
+            std::mem::size_of::<usize>(),
+            (&mut size as *mut usize).cast(),
+        ),
+        "olGetSymbolInfo(GLOBAL_VARIABLE_SIZE)",
+    )?;
+    Ok(Some((address as usize, size)))
 }
 
 pub fn alloc(device: Device, size: usize) -> Result<usize> {
@@ -287,6 +343,48 @@ pub fn launch(device: Device, kernel: Symbol, args: &[usize]) -> Result<()> {
         NumGroups: one,
         GroupSize: one,
         DynSharedMemory: 0,
+    };
+    let data: *const c_void = if args.is_empty() {
+        null()
+    } else {
+        args.as_ptr().cast()
+    };
+    check(
+        olLaunchKernel(
+            null_mut(),
+            device.0,
+            kernel.0,
+            data,
+            std::mem::size_of_val(args),
+            &size,
+        ),
+        "olLaunchKernel",
+    )
+}
+
+/// Runs `kernel` on a GPU, synchronously: `blocks` teams of `threads` threads, `args` the
+/// kernel's parameters (one pointer-sized value each, laid out as the kernel takes them).
+pub fn launch_grid(
+    device: Device,
+    kernel: Symbol,
+    args: &[usize],
+    blocks: u32,
+    threads: u32,
+    dyn_shared: usize,
+) -> Result<()> {
+    let size = ol_kernel_launch_size_args_t {
+        Dimensions: 1,
+        NumGroups: ol_dimensions_t {
+            x: blocks,
+            y: 1,
+            z: 1,
+        },
+        GroupSize: ol_dimensions_t {
+            x: threads,
+            y: 1,
+            z: 1,
+        },
+        DynSharedMemory: dyn_shared,
     };
     let data: *const c_void = if args.is_empty() {
         null()

@@ -6,6 +6,7 @@
 use crate::abi::{entry_flags, requirements, BinDesc};
 use crate::data::Devices;
 use crate::entries::{self, Entry};
+use crate::gpu_load::GpuDevice;
 use crate::mapping::{Mapping, MappingTable};
 use crate::ol::{self, Device, Program, Symbol};
 use crate::policy::{self, Policy};
@@ -48,6 +49,9 @@ pub struct OmpDevice {
     pub programs: HashMap<usize, Program>,
     /// Kernels by the region ID (host entry address) `__tgt_target_kernel` receives.
     pub kernels: HashMap<usize, Symbol>,
+    /// On a GPU: its launch limits and kernel environments (`None`: the host
+    /// convention, one call runs the whole region).
+    pub gpu: Option<GpuDevice>,
 }
 
 #[derive(Default)]
@@ -90,16 +94,17 @@ impl State {
         }
     }
 
-    /// Adds the devices that accept one of `images` and are not OpenMP devices yet.
+    /// Adds the devices that accept one of `images` and are not OpenMP devices yet, in
+    /// LLVM's order: image by image, as each image finds the devices that take it (a
+    /// binary with a host image first numbers the host's devices first).
     fn add_devices_for(&mut self, images: &[&'static [u8]]) {
-        for &candidate in &self.all {
-            if self.devices.iter().any(|d| d.handle == candidate) {
-                continue;
-            }
-            if images
-                .iter()
-                .any(|image| ol::is_valid_binary(candidate, image).unwrap_or(false))
-            {
+        for image in images {
+            for &candidate in &self.all {
+                if self.devices.iter().any(|d| d.handle == candidate)
+                    || !ol::is_valid_binary(candidate, image).unwrap_or(false)
+                {
+                    continue;
+                }
                 let copies = if Some(candidate) == self.host {
                     OPENMP_DEVICES_PER_HOST
                 } else {
@@ -111,6 +116,7 @@ impl State {
                         table: MappingTable::default(),
                         programs: HashMap::new(),
                         kernels: HashMap::new(),
+                        gpu: GpuDevice::probe(candidate, &self.all),
                     });
                 }
             }
@@ -164,7 +170,10 @@ impl State {
     /// binds its entries: kernels by name, global variables into the mapping table.
     pub fn load_images(&mut self, device: usize) -> Result<(), String> {
         let State {
-            devices, libraries, ..
+            devices,
+            libraries,
+            host,
+            ..
         } = self;
         let dev = devices
             .get_mut(device)
@@ -182,6 +191,15 @@ impl State {
             };
             let program = ol::create_program(dev.handle, image)?;
             dev.programs.insert(lib.desc, program);
+            if let (Some(gpu), Some(host)) = (dev.gpu.as_mut(), *host) {
+                let kernels: Vec<(usize, &str)> = lib
+                    .entries
+                    .iter()
+                    .filter(|e| e.is_kernel())
+                    .map(|e| (e.host_address, e.name.as_str()))
+                    .collect();
+                gpu.image_loaded(dev.handle, host, program, &kernels)?;
+            }
             for entry in &lib.entries {
                 if entry.is_kernel() {
                     let kernel = ol::kernel(program, &entry.name)?;
@@ -348,8 +366,12 @@ pub enum Target {
 
 /// As `resolve`, but a device that does not exist ends the program with LLVM's message
 /// (its fatal error code is the device number). For constructs, which load the images
-/// themselves.
-pub fn resolve_or_abort(device_id: i64) -> Target {
+/// themselves. With no device at all (no image fits any), a construct under
+/// `OMP_TARGET_OFFLOAD=MANDATORY` fails as LLVM's does; by default it runs on the host.
+pub fn resolve_or_abort(device_id: i64, loc: *const std::ffi::c_void) -> Target {
+    if policy::requested() == Policy::Mandatory && state().num_devices() == 0 {
+        policy::handle_outcome(false, false, loc);
+    }
     resolve_number(device_id).unwrap_or_else(|| {
         let id = if device_id == -1 {
             default_device()

@@ -1,0 +1,135 @@
+//! What LLVM's GPU plugins do when a device image is loaded, done through liboffload:
+//! the device environment global `__omp_rtl_device_environment` is written (the device
+//! runtime reads the number of devices, its own number, the debug kind, the clock and
+//! dynamic memory size from it), and each region's `<kernel>_kernel_environment` is read
+//! for its launches (`launch_plan`).
+
+use crate::kernel_env::{self, ExecMode, KernelEnv, KERNEL_ENV_SIZE};
+use crate::launch_plan::GpuLimits;
+use crate::ol::{self, Device, Program};
+use std::collections::HashMap;
+
+/// What a GPU's OpenMP device keeps for launches.
+pub struct GpuDevice {
+    pub limits: GpuLimits,
+    /// Where the device sits among its platform's devices (LLVM's plugin-local number,
+    /// which the device environment carries) and how many that platform has.
+    pub platform_index: u32,
+    pub platform_devices: u32,
+    /// Each loaded region's kernel environment, by region ID (host entry address).
+    pub kernels: HashMap<usize, KernelEnv>,
+}
+
+/// The size of `DeviceEnvironmentTy`, the same in LLVM 19 and 22.
+const DEVICE_ENV_SIZE: usize = 48;
+const DEVICE_ENV_GLOBAL: &str = "__omp_rtl_device_environment";
+/// The clock `omp_get_wtime` counts on NVIDIA GPUs: `%globaltimer`, in nanoseconds.
+const NVIDIA_CLOCK_HZ: u64 = 1_000_000_000;
+/// Resident threads per multiprocessor (sm_80 and sm_90; LLVM reads the attribute):
+/// with the warp size, the device environment's hardware parallelism.
+const THREADS_PER_MULTIPROCESSOR: u64 = 2048;
+
+impl GpuDevice {
+    /// A GPU's launch limits, or `None` for a device whose kernels follow the host
+    /// convention (the host device, remote devices).
+    pub fn probe(device: Device, all: &[Device]) -> Option<GpuDevice> {
+        let kind: u32 = ol::device_info(device, offload::capi::OL_DEVICE_INFO_TYPE).ok()?;
+        if kind != offload::capi::OL_DEVICE_TYPE_GPU {
+            return None;
+        }
+        let warp: u32 =
+            ol::device_info(device, offload::capi::OL_DEVICE_INFO_NUM_LANES).unwrap_or(32);
+        let max_threads: [u32; 3] = ol::device_info(
+            device,
+            offload::capi::OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE_PER_DIMENSION,
+        )
+        .unwrap_or([1024, 1024, 64]);
+        let platform = ol::platform_of(device).ok();
+        let siblings: Vec<Device> = all
+            .iter()
+            .copied()
+            .filter(|d| ol::platform_of(*d).ok() == platform)
+            .collect();
+        Some(GpuDevice {
+            // Grids reach 2^31 - 1 teams in x on every GPU LLVM's plugins drive.
+            limits: GpuLimits::new(warp, max_threads[0], i32::MAX as u32, |name| {
+                std::env::var(name).ok()
+            }),
+            platform_index: siblings.iter().position(|d| *d == device).unwrap_or(0) as u32,
+            platform_devices: siblings.len() as u32,
+            kernels: HashMap::new(),
+        })
+    }
+
+    /// After `program` was loaded on `device`: writes its device environment and reads
+    /// the environments of the kernels named in `kernels` (region ID, symbol name).
+    pub fn image_loaded(
+        &mut self,
+        device: Device,
+        host: Device,
+        program: Program,
+        kernels: &[(usize, &str)],
+    ) -> Result<(), String> {
+        if let Some((address, size)) = ol::global_info(program, DEVICE_ENV_GLOBAL)? {
+            // LLVM goes on without it when the sizes differ, and so does this.
+            if size == DEVICE_ENV_SIZE {
+                let bytes = self.device_environment(device);
+                ol::memcpy(address, device, bytes.as_ptr() as usize, host, bytes.len())?;
+            }
+        }
+        for &(region, name) in kernels {
+            let env = match ol::global_info(program, &kernel_env::global_name(name))? {
+                Some((address, size)) if size >= KERNEL_ENV_SIZE => {
+                    let mut bytes = [0u8; KERNEL_ENV_SIZE];
+                    ol::memcpy(
+                        bytes.as_mut_ptr() as usize,
+                        host,
+                        address,
+                        device,
+                        KERNEL_ENV_SIZE,
+                    )?;
+                    kernel_env::parse(&bytes).map_err(|e| format!("kernel '{name}': {e}"))?
+                }
+                // Not made by OpenMP codegen: launched as the clauses say.
+                _ => bare(),
+            };
+            self.kernels.insert(region, env);
+        }
+        Ok(())
+    }
+
+    /// LLVM's `DeviceEnvironmentTy` for this device, as the device reads it.
+    fn device_environment(&self, device: Device) -> [u8; DEVICE_ENV_SIZE] {
+        let number = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .unwrap_or(0)
+        };
+        let units: u32 =
+            ol::device_info(device, offload::capi::OL_DEVICE_INFO_NUM_COMPUTE_UNITS).unwrap_or(0);
+        let parallelism =
+            u64::from(units) * (THREADS_PER_MULTIPROCESSOR / u64::from(self.limits.warp_size));
+        let mut bytes = [0u8; DEVICE_ENV_SIZE];
+        bytes[0..4].copy_from_slice(&number("LIBOMPTARGET_DEVICE_RTL_DEBUG").to_le_bytes());
+        bytes[4..8].copy_from_slice(&self.platform_devices.to_le_bytes());
+        bytes[8..12].copy_from_slice(&self.platform_index.to_le_bytes());
+        bytes[12..16].copy_from_slice(&number("LIBOMPTARGET_SHARED_MEMORY_SIZE").to_le_bytes());
+        bytes[16..24].copy_from_slice(&NVIDIA_CLOCK_HZ.to_le_bytes());
+        // 24..40: the indirect-call table (none yet), 40..48: hardware parallelism.
+        bytes[40..48].copy_from_slice(&parallelism.to_le_bytes());
+        bytes
+    }
+}
+
+fn bare() -> KernelEnv {
+    KernelEnv {
+        mode: ExecMode::Bare,
+        min_threads: -1,
+        max_threads: -1,
+        min_teams: -1,
+        max_teams: -1,
+        reduction_data_size: 0,
+        reduction_buffer_length: 0,
+    }
+}
