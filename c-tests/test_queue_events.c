@@ -104,9 +104,12 @@ static void append_callback(void *user_data) {
   a->log[(*a->count)++] = a->tag;
 }
 
-/* Host functions and kernels on one queue run in the order they were enqueued. */
+/* Host functions and kernels on one queue run in the order they were enqueued. Kept
+ * short of what CUDA queues behind a host function that has not returned: on an H100
+ * and an H200 (driver 580) the 57th kernel launched behind one blocked in
+ * cuLaunchKernel until the host function returned (host functions alone did not). */
 static void host_functions_in_order(void) {
-  enum { STEPS = 200 };
+  enum { STEPS = 60 };
   ol_queue_handle_t queue = NULL;
   REQUIRE_OK(olCreateQueue(device, &queue));
   /* Written by kernels and host functions alike: memory both reach. */

@@ -19,7 +19,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-$ROOT/.dev/out}
 mkdir -p "$OUT"
 cd "$ROOT"
-tar -xJf .dev/payload.tar.xz || { echo "no payload: run scripts/pack-gpu-device-check.sh"; exit 1; }
+# The payload is unpacked where nothing was built (the GPU machine); here, what is built
+# is newer than any payload and is used as it is.
+if [ ! -e _install/lib/liboffload.so ]; then
+  tar -xJf .dev/payload.tar.xz || { echo "no payload: run scripts/pack-gpu-device-check.sh"; exit 1; }
+fi
 # The build here holds absolute paths (RUNPATH, ctest's files) of /work/main.
 if [ "$ROOT" != /work/main ]; then
   if [ -e /work/main ] && [ ! -L /work/main ]; then
@@ -36,6 +40,10 @@ for tool in cmake python3; do
 done
 OURS=/work/main/_install/lib:/work/main/.dev/llvm19/lib # libomp.so.5 is LLVM's
 LLVM19=/work/main/.dev/llvm19/lib
+if [ ! -e "$LLVM19/libomptarget.so.19.1" ]; then # built here: the system's LLVM 19
+  OURS=/work/main/_install/lib:/usr/lib/llvm-19/lib
+  LLVM19=/usr/lib/llvm-19/lib
+fi
 summary=()
 say() { summary+=("$*"); }
 

@@ -28,6 +28,11 @@ cargo test --workspace 2>&1 | tee "$results"
 
 build_and_install
 
+log "OpenMP programs for NVIDIA GPUs (scripts/make-gpu-omp.sh)"
+# clang-19 with PyPI's ptxas; c-tests/omp runs them on LLVM 19's library and on ours (on
+# a GPU where there is one). Exit 77: the wheel could not be fetched, and those tests skip.
+bash "$ROOT/scripts/make-gpu-omp.sh" "$BUILD/gpu-omp" || [ $? -eq 77 ]
+
 log "C tests against the installed package"
 rm -rf "$BUILD/c-tests"
 build_against_install "$ROOT/c-tests" "$BUILD/c-tests"

@@ -6,8 +6,8 @@
 
 use crate::boundary::boundary;
 use crate::ol::{self, Device};
-use crate::policy::{message, print_stdout};
-use crate::registry::{self, resolve, Target};
+use crate::policy::print_stdout;
+use crate::registry::{self, device_or_abort};
 use offload::capi::*;
 
 /// Aligns `(key, value)` entries as LLVM's info queue does at level one.
@@ -34,6 +34,56 @@ fn device_type(device: Device) -> Option<String> {
         }
         .to_string(),
     )
+}
+
+/// LLVM's CUDA plugin's entries (its key names, its units), of what liboffload can say;
+/// `number` is the device's number among the CUDA devices.
+fn cuda_entries(device: Device, number: u32) -> Vec<(String, String)> {
+    let u32_of = |key| ol::device_info::<u32>(device, key).ok();
+    // cuDriverGetVersion's number: 1000 * major + 10 * minor.
+    let driver = ol::device_info_string(device, OL_DEVICE_INFO_DRIVER_VERSION)
+        .ok()
+        .and_then(|v| {
+            let (major, minor) = v.split_once('.')?;
+            Some(major.parse::<u32>().ok()? * 1000 + minor.parse::<u32>().ok()? * 10)
+        });
+    [
+        ("CUDA Driver Version", driver.map(|v| v.to_string())),
+        ("CUDA OpenMP Device Number", Some(number.to_string())),
+        (
+            "Device Name",
+            ol::device_info_string(device, OL_DEVICE_INFO_NAME).ok(),
+        ),
+        (
+            "Global Memory Size",
+            ol::device_info::<u64>(device, OL_DEVICE_INFO_GLOBAL_MEM_SIZE)
+                .ok()
+                .map(|v| format!("{v} bytes")),
+        ),
+        (
+            "Number of Multiprocessors",
+            u32_of(OL_DEVICE_INFO_NUM_COMPUTE_UNITS).map(|v| v.to_string()),
+        ),
+        (
+            "Warp Size",
+            u32_of(OL_DEVICE_INFO_NUM_LANES).map(|v| v.to_string()),
+        ),
+        (
+            "Maximum Threads per Block",
+            u32_of(OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE).map(|v| v.to_string()),
+        ),
+        (
+            "Clock Rate",
+            u32_of(OL_DEVICE_INFO_MAX_CLOCK_FREQUENCY).map(|v| format!("{} kHz", v * 1000)),
+        ),
+        (
+            "Memory Clock Rate",
+            u32_of(OL_DEVICE_INFO_MEMORY_CLOCK_RATE).map(|v| format!("{} kHz", v * 1000)),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(key, value)| Some((key.to_string(), value?)))
+    .collect()
 }
 
 /// The device's entries; a property the device cannot answer is left out.
@@ -83,22 +133,26 @@ fn entries(device: Device) -> Vec<(String, String)> {
     .collect()
 }
 
-/// Prints what device `device_id` is. 1 once printed (LLVM returns its `true`); 0 for
-/// a number that names no offload device (LLVM stops the program there).
+/// Prints what device `device_id` is; 1 once printed (LLVM returns its `true`). A
+/// number that names no offload device ends the program, as in LLVM.
 #[no_mangle]
 pub extern "C" fn __tgt_print_device_info(device_id: i64) -> i32 {
     boundary("__tgt_print_device_info", || {
-        let handle = match resolve(device_id) {
-            Some(Target::Device(device)) => registry::state().devices.get(device).map(|d| d.handle),
-            _ => None,
-        };
-        let Some(handle) = handle else {
-            message(&format!(
-                "error: __tgt_print_device_info: device {device_id} is not an offload device"
-            ));
+        let device = device_or_abort(device_id);
+        let found = registry::state()
+            .devices
+            .get(device)
+            .map(|d| (d.handle, d.gpu.as_ref().map(|g| g.platform_index)));
+        let Some((handle, gpu_number)) = found else {
             return 0;
         };
-        print_stdout(&format_entries(&entries(handle)));
+        let listed = match gpu_number {
+            Some(number) if ol::backend(handle).ok() == Some(OL_PLATFORM_BACKEND_CUDA) => {
+                cuda_entries(handle, number)
+            }
+            _ => entries(handle),
+        };
+        print_stdout(&format_entries(&listed));
         1
     })
 }

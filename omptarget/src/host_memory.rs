@@ -6,7 +6,7 @@ use crate::boundary::boundary;
 use crate::device_api::{alloc_on, free_on};
 use crate::ol::{self, Device};
 use crate::policy::message;
-use crate::registry::{self, resolve, Target};
+use crate::registry::{self, device_or_abort};
 use offload::capi::{OL_ALLOC_TYPE_HOST, OL_ALLOC_TYPE_MANAGED};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -92,14 +92,7 @@ pub unsafe extern "C" fn llvm_omp_target_lock_mem(
     device_num: c_int,
 ) -> *mut c_void {
     boundary("llvm_omp_target_lock_mem", || {
-        let handle = match resolve(i64::from(device_num)) {
-            Some(Target::Device(device)) => device_handle(device),
-            _ => None,
-        };
-        let Some(handle) = handle else {
-            message(&format!(
-                "error: llvm_omp_target_lock_mem: device {device_num} is not an offload device"
-            ));
+        let Some(handle) = device_handle(device_or_abort(i64::from(device_num))) else {
             return std::ptr::null_mut();
         };
         match ol::register(handle, ptr as usize, size) {
@@ -126,10 +119,7 @@ pub unsafe extern "C" fn llvm_omp_target_lock_mem(
 #[no_mangle]
 pub unsafe extern "C" fn llvm_omp_target_unlock_mem(ptr: *mut c_void, device_num: c_int) {
     boundary("llvm_omp_target_unlock_mem", || {
-        let Some(Target::Device(device)) = resolve(i64::from(device_num)) else {
-            return;
-        };
-        let Some(handle) = device_handle(device) else {
+        let Some(handle) = device_handle(device_or_abort(i64::from(device_num))) else {
             return;
         };
         let pinned = {

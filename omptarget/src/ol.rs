@@ -76,29 +76,24 @@ pub fn devices() -> Result<Vec<Device>> {
     Ok(found)
 }
 
-/// Whether `device` belongs to the host platform (the CPU this process runs on).
-pub fn is_host(device: Device) -> Result<bool> {
-    let mut platform: ol_platform_handle_t = null_mut();
-    check(
-        olGetDeviceInfo(
-            device.0,
-            OL_DEVICE_INFO_PLATFORM,
-            std::mem::size_of::<ol_platform_handle_t>(),
-            (&mut platform as *mut ol_platform_handle_t).cast(),
-        ),
-        "olGetDeviceInfo(PLATFORM)",
-    )?;
+/// The backend (`OL_PLATFORM_BACKEND_*`) of `device`'s platform.
+pub fn backend(device: Device) -> Result<u32> {
     let mut backend: u32 = 0;
     check(
         olGetPlatformInfo(
-            platform,
+            platform_of(device)? as ol_platform_handle_t,
             OL_PLATFORM_INFO_BACKEND,
             std::mem::size_of::<u32>(),
             (&mut backend as *mut u32).cast(),
         ),
         "olGetPlatformInfo(BACKEND)",
     )?;
-    Ok(backend == OL_PLATFORM_BACKEND_HOST)
+    Ok(backend)
+}
+
+/// Whether `device` belongs to the host platform (the CPU this process runs on).
+pub fn is_host(device: Device) -> Result<bool> {
+    Ok(backend(device)? == OL_PLATFORM_BACKEND_HOST)
 }
 
 /// The device's platform handle (devices of one platform share it).

@@ -378,14 +378,29 @@ pub fn resolve_or_abort(device_id: i64, loc: *const std::ffi::c_void) -> Target 
         } else {
             device_id
         };
-        let available = state().num_devices();
-        let text = if policy::llvm_release() >= 22 {
-            format!("\"invalid value\" device number '{id}' out of range, only {available} devices available")
-        } else {
-            format!("Device number '{id}' out of range, only {available} devices available")
-        };
-        policy::fatal(id as i32, &text)
+        out_of_range(id)
     })
+}
+
+/// Ends the program as LLVM's `getDevice` failure does: device `id` does not exist.
+fn out_of_range(id: i64) -> ! {
+    let available = state().num_devices();
+    let text = if policy::llvm_release() >= 22 {
+        format!("\"invalid value\" device number '{id}' out of range, only {available} devices available")
+    } else {
+        format!("Device number '{id}' out of range, only {available} devices available")
+    };
+    policy::fatal(id as i32, &text)
+}
+
+/// The offload device `device_id` names, for the routines LLVM runs on its device
+/// table alone (`__tgt_print_device_info`, `llvm_omp_target_lock_mem`): any other
+/// number, the initial device's included, ends the program as there.
+pub fn device_or_abort(device_id: i64) -> usize {
+    match resolve(device_id) {
+        Some(Target::Device(device)) if device_id >= 0 => device,
+        _ => out_of_range(device_id),
+    }
 }
 
 /// Resolves `device_id` for an OpenMP routine (`omp_target_alloc`, `omp_get_mapped_ptr`,
