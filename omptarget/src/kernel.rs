@@ -275,9 +275,12 @@ pub(crate) fn run_region(
             Some(g) => ol::launch_grid(
                 devs.device,
                 kernel,
-                &values,
-                g.grid.blocks,
-                g.grid.threads,
+                &values
+                    .iter()
+                    .flat_map(|v| v.to_ne_bytes())
+                    .collect::<Vec<u8>>(),
+                [g.grid.blocks, 1, 1],
+                [g.grid.threads, 1, 1],
                 g.dyn_shared,
             ),
             None => ol::launch(devs.device, kernel, &values),

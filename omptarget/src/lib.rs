@@ -48,6 +48,8 @@ pub mod interface;
 pub mod interop;
 pub mod kernel;
 pub mod kernel_env;
+pub mod kernel_language;
+pub mod kernel_params;
 pub mod launch_plan;
 pub mod legacy_target;
 pub mod mapper;

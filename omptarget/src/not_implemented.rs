@@ -1,5 +1,4 @@
-//! What this layer does not do yet: the OMPT tool interface and LLVM 22's CUDA-style
-//! kernel-language launches.
+//! What this layer does not do yet: the OMPT tool interface.
 //! Each exists so that every binary and libomp itself load; each says on stderr that it
 //! is not implemented yet. Their parameters are left out: nothing is read from them.
 
@@ -22,27 +21,6 @@ pub extern "C" fn ompt_libomptarget_connect() {
         report("ompt_libomptarget_connect (OMPT device tracing)");
     })
 }
-
-macro_rules! aborts {
-    ($($name:ident),+ $(,)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`: not implemented yet; going on would lose data, so it aborts.")]
-        #[no_mangle]
-        pub extern "C" fn $name() {
-            boundary(stringify!($name), || {
-                report(stringify!($name));
-                std::process::abort();
-            })
-        }
-    )+};
-}
-
-// LLVM 22's kernel-language API (CUDA-style `<<<...>>>` launches compiled for
-// libomptarget): a launch skipped would leave the kernel's results missing unnoticed.
-aborts!(
-    __llvmPushCallConfiguration,
-    __llvmPopCallConfiguration,
-    llvmLaunchKernel
-);
 
 /// Nothing to do: liboffload initializes its backends on the first registration.
 #[no_mangle]

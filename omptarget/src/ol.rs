@@ -357,28 +357,27 @@ pub fn launch(device: Device, kernel: Symbol, args: &[usize]) -> Result<()> {
     )
 }
 
-/// Runs `kernel` on a GPU, synchronously: `blocks` teams of `threads` threads, `args` the
-/// kernel's parameters (one pointer-sized value each, laid out as the kernel takes them).
+/// Runs `kernel` synchronously on a grid of `blocks` teams of `threads` threads (each
+/// `[x, y, z]`), `args` its parameter bytes laid out as the kernel takes them.
 pub fn launch_grid(
     device: Device,
     kernel: Symbol,
-    args: &[usize],
-    blocks: u32,
-    threads: u32,
+    args: &[u8],
+    blocks: [u32; 3],
+    threads: [u32; 3],
     dyn_shared: usize,
 ) -> Result<()> {
+    let dims = |[x, y, z]: [u32; 3]| ol_dimensions_t { x, y, z };
     let size = ol_kernel_launch_size_args_t {
-        Dimensions: 1,
-        NumGroups: ol_dimensions_t {
-            x: blocks,
-            y: 1,
-            z: 1,
+        Dimensions: if blocks[2] > 1 || threads[2] > 1 {
+            3
+        } else if blocks[1] > 1 || threads[1] > 1 {
+            2
+        } else {
+            1
         },
-        GroupSize: ol_dimensions_t {
-            x: threads,
-            y: 1,
-            z: 1,
-        },
+        NumGroups: dims(blocks),
+        GroupSize: dims(threads),
         DynSharedMemory: dyn_shared,
     };
     let data: *const c_void = if args.is_empty() {
@@ -387,14 +386,7 @@ pub fn launch_grid(
         args.as_ptr().cast()
     };
     check(
-        olLaunchKernel(
-            null_mut(),
-            device.0,
-            kernel.0,
-            data,
-            std::mem::size_of_val(args),
-            &size,
-        ),
+        olLaunchKernel(null_mut(), device.0, kernel.0, data, args.len(), &size),
         "olLaunchKernel",
     )
 }
