@@ -61,19 +61,22 @@ impl GpuDevice {
         })
     }
 
-    /// After `program` was loaded on `device`: writes its device environment and reads
-    /// the environments of the kernels named in `kernels` (region ID, symbol name).
+    /// After `program` was loaded on `device`: writes its device environment (with the
+    /// table of its `indirect` functions, host and device address pairs) and reads the
+    /// environments of the kernels named in `kernels` (region ID, symbol name).
     pub fn image_loaded(
         &mut self,
         device: Device,
         host: Device,
         program: Program,
         kernels: &[(usize, &str)],
+        indirect: &[(usize, usize)],
     ) -> Result<(), String> {
         if let Some((address, size)) = ol::global_info(program, DEVICE_ENV_GLOBAL)? {
             // LLVM goes on without it when the sizes differ, and so does this.
             if size == DEVICE_ENV_SIZE {
-                let bytes = self.device_environment(device);
+                let table = self.indirect_call_table(device, host, indirect)?;
+                let bytes = self.device_environment(device, table, indirect.len());
                 ol::memcpy(address, device, bytes.as_ptr() as usize, host, bytes.len())?;
             }
         }
@@ -98,8 +101,37 @@ impl GpuDevice {
         Ok(())
     }
 
+    /// The device runtime's table of `indirect` functions (looked up by
+    /// `__llvm_omp_indirect_call_lookup` when a region calls through a host function
+    /// pointer): the pairs sorted by host address, in device memory kept for the
+    /// program's lifetime; 0 with none.
+    fn indirect_call_table(
+        &mut self,
+        device: Device,
+        host: Device,
+        indirect: &[(usize, usize)],
+    ) -> Result<usize, String> {
+        if indirect.is_empty() {
+            return Ok(0);
+        }
+        let mut pairs = indirect.to_vec();
+        pairs.sort_unstable();
+        let bytes: Vec<u8> = pairs
+            .iter()
+            .flat_map(|&(h, d)| [h.to_ne_bytes(), d.to_ne_bytes()].concat())
+            .collect();
+        let table = ol::alloc(device, bytes.len())?;
+        ol::memcpy(table, device, bytes.as_ptr() as usize, host, bytes.len())?;
+        Ok(table)
+    }
+
     /// LLVM's `DeviceEnvironmentTy` for this device, as the device reads it.
-    fn device_environment(&self, device: Device) -> [u8; DEVICE_ENV_SIZE] {
+    fn device_environment(
+        &self,
+        device: Device,
+        indirect_table: usize,
+        indirect_count: usize,
+    ) -> [u8; DEVICE_ENV_SIZE] {
         let number = |name: &str| {
             std::env::var(name)
                 .ok()
@@ -116,7 +148,8 @@ impl GpuDevice {
         bytes[8..12].copy_from_slice(&self.platform_index.to_le_bytes());
         bytes[12..16].copy_from_slice(&number("LIBOMPTARGET_SHARED_MEMORY_SIZE").to_le_bytes());
         bytes[16..24].copy_from_slice(&NVIDIA_CLOCK_HZ.to_le_bytes());
-        // 24..40: the indirect-call table (none yet), 40..48: hardware parallelism.
+        bytes[24..32].copy_from_slice(&(indirect_table as u64).to_le_bytes());
+        bytes[32..40].copy_from_slice(&(indirect_count as u64).to_le_bytes());
         bytes[40..48].copy_from_slice(&parallelism.to_le_bytes());
         bytes
     }

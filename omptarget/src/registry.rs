@@ -26,6 +26,11 @@ impl Entry {
     fn is_global(&self) -> bool {
         self.size > 0 && self.flags & entry_flags::INDIRECT == 0
     }
+
+    /// A function declared `indirect`: its global holds the device's address of it.
+    fn is_indirect(&self) -> bool {
+        self.size > 0 && self.flags & entry_flags::INDIRECT != 0
+    }
 }
 
 /// LLVM's host plugin offers four devices, each with its own copy of the program and
@@ -173,11 +178,14 @@ impl State {
             devices,
             libraries,
             host,
+            requirements,
             ..
         } = self;
+        let unified = *requirements & requirements::UNIFIED_SHARED_MEMORY != 0;
         let dev = devices
             .get_mut(device)
             .ok_or_else(|| format!("device {device} does not exist"))?;
+        let host = host.ok_or_else(|| "liboffload has no host device".to_string())?;
         for lib in libraries.iter() {
             if dev.programs.contains_key(&lib.desc) {
                 continue;
@@ -191,14 +199,44 @@ impl State {
             };
             let program = ol::create_program(dev.handle, image)?;
             dev.programs.insert(lib.desc, program);
-            if let (Some(gpu), Some(host)) = (dev.gpu.as_mut(), *host) {
+            // `indirect` functions: the device's address of each, which its global holds.
+            let mut indirect = Vec::new();
+            for entry in lib.entries.iter().filter(|e| e.is_indirect()) {
+                let global = ol::global_address(program, &entry.name)?;
+                let mut device_fn = [0u8; std::mem::size_of::<usize>()];
+                let at = device_fn.as_mut_ptr() as usize;
+                crate::info::transfer(device, false, at, global, device_fn.len(), 0);
+                ol::memcpy(
+                    device_fn.as_mut_ptr() as usize,
+                    host,
+                    global,
+                    dev.handle,
+                    device_fn.len(),
+                )?;
+                indirect.push((entry, usize::from_ne_bytes(device_fn)));
+            }
+            if let Some(gpu) = dev.gpu.as_mut() {
                 let kernels: Vec<(usize, &str)> = lib
                     .entries
                     .iter()
                     .filter(|e| e.is_kernel())
                     .map(|e| (e.host_address, e.name.as_str()))
                     .collect();
-                gpu.image_loaded(dev.handle, host, program, &kernels)?;
+                let pairs: Vec<(usize, usize)> = indirect
+                    .iter()
+                    .map(|&(e, device_fn)| (e.host_address, device_fn))
+                    .collect();
+                gpu.image_loaded(dev.handle, host, program, &kernels, &pairs)?;
+            }
+            // A host function pointer that reaches a region (a pointer to a zero-length
+            // section of it) becomes the device's function, as in LLVM.
+            for &(entry, device_fn) in &indirect {
+                dev.table.insert(Mapping::permanent(
+                    entry.host_address,
+                    entry.size,
+                    device_fn,
+                    entry.name_address,
+                ));
             }
             for entry in &lib.entries {
                 if entry.is_kernel() {
@@ -208,6 +246,19 @@ impl State {
                     // A `declare target` global: its device copy lives in the image and
                     // stays mapped for the program's lifetime (no count ends it).
                     let device_begin = ol::global_address(program, &entry.name)?;
+                    // Under unified shared memory clang reaches globals through device
+                    // pointers (`<name>_decl_tgt_ref_ptr`) that must hold what the host's
+                    // do, the host variable's address: copied at load, as LLVM does.
+                    // (LLVM logs no transfer for it.)
+                    if unified {
+                        ol::memcpy(
+                            device_begin,
+                            dev.handle,
+                            entry.host_address,
+                            host,
+                            entry.size,
+                        )?;
+                    }
                     dev.table.insert(Mapping::permanent(
                         entry.host_address,
                         entry.size,
