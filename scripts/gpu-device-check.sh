@@ -11,7 +11,8 @@
 # Logs go to $OUT (or .dev/out); a summary is printed last.
 #
 #   scripts/gpu-device-check.sh        everything (about three minutes on an H100)
-#   scripts/gpu-device-check.sh omp    3 and 4 only, each program's outputs kept in
+#   scripts/gpu-device-check.sh omp    3 and 4 (and the C tests once fixed after a run),
+#                                      each program's outputs kept in
 #                                      $OUT/omp-outputs.tar.gz (under a minute and a half)
 set -uo pipefail
 MODE=${1:-all}
@@ -92,12 +93,24 @@ mkdir -p /tmp/omp-outputs
 } >"$OUT/omp.txt" 2>&1
 say "OpenMP programs: $(grep -c ' stdout same' "$OUT/omp.txt") same, $(grep -c ' stdout differ' "$OUT/omp.txt") differ, $(grep -c 'not run' "$OUT/omp.txt") not run"
 while read -r line; do say "  $line"; done < <(grep ' stdout differ' "$OUT/omp.txt")
+# CUDA source through the kernel-language API (ours only: it is LLVM 22's API).
+if [ -x build/gpu-omp/cuda_via_llvm ]; then
+  LD_LIBRARY_PATH=$OURS timeout 20 build/gpu-omp/cuda_via_llvm gpu >/tmp/omp-outputs/cuda_via_llvm.out 2>&1
+  say "cuda_via_llvm on the GPU: exit $?, $(tail -1 /tmp/omp-outputs/cuda_via_llvm.out)"
+fi
 tar -C /tmp -czf "$OUT/omp-outputs.tar.gz" omp-outputs
 # Where LLVM 19 ran the regions (LIBOMPTARGET_INFO shows the device's launches).
 LD_LIBRARY_PATH=$LLVM19 LIBOMPTARGET_INFO=-1 timeout 60 build/gpu-omp/omp_map_kinds \
   >"$OUT/omp-info-llvm.txt" 2>&1
 LD_LIBRARY_PATH=$OURS LIBOMPTARGET_INFO=-1 timeout 60 build/gpu-omp/omp_map_kinds \
   >"$OUT/omp-info-ours.txt" 2>&1
+
+if [ "$MODE" = omp ]; then
+  # The C tests the first runs on a GPU failed (fixed since).
+  (cd build/c-tests && timeout 60 ctest --timeout 30 -R 'test_queue_events_gpu|test_llvm_error_codes_gpu' \
+    --output-on-failure >"$OUT/ctest-gpu.txt" 2>&1)
+  say "ctest (fixed GPU tests): $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.txt")"
+fi
 
 # 4. Benchmarks.
 {

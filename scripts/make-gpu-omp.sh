@@ -9,6 +9,7 @@
 #   scripts/make-gpu-omp.sh [OUTDIR]    builds into OUTDIR (default build/gpu-omp):
 #     omp_<name>     each clang-19 program of c-tests/omp, for sm_90
 #     bench_omp_gpu  bench-c/bench_omp_gpu.c
+#     cuda_via_llvm  c-tests/omp/cuda_via_llvm.cu (clang-22 -foffload-via-llvm)
 #   Exits 77 (skipped) when the wheel cannot be fetched.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_omp_tools
@@ -80,5 +81,16 @@ for src in "$ROOT"/c-tests/omp/omp_*.c "$ROOT"/c-tests/omp/omp_*.cpp; do
   build "$OUTDIR/$name" "$src" || failed=1
 done
 build "$OUTDIR/bench_omp_gpu" "$ROOT/bench-c/bench_omp_gpu.c" "-I$ROOT/bench-c" -O2 -lm || failed=1
+# CUDA source through libomptarget's kernel-language API (clang-22 -foffload-via-llvm;
+# -nogpulib: Debian has no LLVM 22 device runtime for NVIDIA, and these kernels need none).
+if command -v clang++-22 >/dev/null 2>&1; then
+  clang++-22 -x cuda -foffload-via-llvm "--offload-arch=$ARCH" "--cuda-path=$CUDA_ROOT" \
+    -foffload-lto -nogpulib -O1 -L/usr/lib/llvm-22/lib "$ROOT/c-tests/omp/cuda_via_llvm.cu" \
+    -o "$OUTDIR/cuda_via_llvm" 2>"$OUTDIR/cuda_via_llvm.log" || {
+    grep -v '^ptxas info\|^    ' "$OUTDIR/cuda_via_llvm.log" >&2
+    failed=1
+  }
+  rm -f "$OUTDIR/cuda_via_llvm.log"
+fi
 [ "$failed" = 0 ] || exit 1
 log "built $(ls "$OUTDIR" | wc -l) programs for $ARCH in $OUTDIR"

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# run-llvm-offload-tests.sh - measuring tool, not part of this project's tests.
+#
+# Runs LLVM's own OpenMP offload lit tests (offload/test/{api,mapping,env,
+# offloading}/...) against a libomptarget on the x86_64 host-offload target,
+# without lit: each test's RUN lines are expanded with a small substitution
+# table modelled on LLVM's offload/test/lit.cfg and run with bash.
+#
+# LLVM's test sources are NOT in this repository. They were obtained one file
+# at a time from a stored index of the public llvm/llvm-project repository
+# (GitHub), saved to a local folder keeping the offload/test/ layout
+# (api/, mapping/, ..., Inputs/). The script is therefore a measuring tool
+# only; it is not called by scripts/test.sh.
+#
+# Usage: run-llvm-offload-tests.sh TESTDIR LIBDIR [LOGDIR]
+#   TESTDIR  folder holding the downloaded test files
+#   LIBDIR   folder put on LD_LIBRARY_PATH when the test binaries run
+#            (e.g. /usr/lib/llvm-19/lib or /work/main/_install/lib)
+#   LOGDIR   where per-test scripts/logs go (default: a fresh temp folder)
+# Prints "PASS|FAIL|SKIP name (reason)" per test and a summary line.
+# Needs clang-19 and FileCheck/not (Debian: llvm-19-tools).
+
+set -u
+TESTDIR=$(cd "${1:?test folder}" && pwd)
+LIBDIR=$(cd "${2:?library folder}" && pwd)
+LOGDIR=${3:-$(mktemp -d /tmp/llvm-offload-run.XXXXXX)}
+mkdir -p "$LOGDIR"
+
+LLVM=/usr/lib/llvm-19
+T=x86_64-pc-linux-gnu                      # the one target we run
+CC=clang-19 CXX=clang++-19
+OMPFLAGS="-fopenmp -pthread"               # %openmp_flags
+FLAGS="-I $TESTDIR -I $LLVM/lib/clang/19/include -L $LLVM/lib -nogpulib"  # %flags
+DEVRTL=""                                  # lit.cfg's add_libraries()
+[ -f "$LLVM/lib/libomptarget.devicertl.a" ] && DEVRTL=" $LLVM/lib/libomptarget.devicertl.a"
+FC="$LLVM/bin/FileCheck"
+NOT="$LLVM/bin/not"
+# lit features the x86_64 host target has (see lit.cfg: the target name,
+# unified_shared_memory is assumed for non-GPU targets, host).
+FEATURES="x86_64-pc-linux-gnu x86_64-unknown-linux-gnu unified_shared_memory host linux clang"
+
+has_feature() { case " $FEATURES " in *" $1 "*) return 0;; esac; return 1; }
+
+# Evaluate one lit boolean expression (features, !, &&, ||, parentheses).
+eval_expr() {
+  local e="$1" out="" tok
+  [ "$e" = "*" ] && return 0
+  e=$(sed -E 's/(&&|\|\||!|\(|\))/ \1 /g' <<<"$e")
+  for tok in $e; do
+    case "$tok" in
+      '&&'|'||'|'!'|'('|')') out+=" $tok";;
+      *) if has_feature "$tok"; then out+=" 1"; else out+=" 0"; fi;;
+    esac
+  done
+  (( $out ))
+}
+
+# Values of all "KEY:" directive lines, split on commas, one per line.
+directive() { grep -E "(//|!) *$2:" "$1" | sed -E "s/.*$2://" | tr ',' '\n' | sed -E 's/^ +//; s/ +$//' | grep -v '^$'; }
+
+# RUN lines, joined where they end in a backslash.
+run_lines() {
+  grep -E '(//|!) *RUN:' "$1" | sed -E 's/.*RUN: ?//' |
+    awk '{ if (sub(/\\[ \t]*$/, "")) { acc = acc $0 } else { print acc $0; acc = "" } }
+         END { if (acc != "") print acc }'
+}
+
+# Substitution table (order matters; applied until nothing changes).
+B='([^A-Za-z0-9_-]|$)'
+expand() {
+  local l="$1" prev="" src="$2" tmp="$3" i=0
+  l=$(sed -E "s/%([a-z-]+)-x86_64-unknown-linux-gnu$B/%\1-$T\2/g" <<<"$l")
+  while [ "$l" != "$prev" ] && [ $i -lt 10 ]; do
+    prev=$l; i=$((i+1))
+    l=$(sed -E \
+      -e "s/%fcheck-plain-generic$B/%fcheck_bin\1/g" \
+      -e "s/%fcheck-generic$B/%fcheck-$T\1/g" \
+      -e "s/%libomptarget-compilexxx-generic-force-usm$B/%libomptarget-compilexxx-force-usm-$T\1/g" \
+      -e "s/%(libomptarget-[a-z-]+|clangxx|clang|flang)-generic$B/%\1-$T\2/g" \
+      -e "s/%([A-Za-z0-9_-]+)-$T-(JIT-)?LTO$B/echo ignored-command\3/g" \
+      -e "s/%libomptarget-(compilexx|compile|compileoptxx|compileopt)-run-and-check-$T$B/%libomptarget-\1-and-run-$T | %fcheck-$T\2/g" \
+      -e "s/%libomptarget-(compilexx|compile|compileoptxx|compileopt)-and-run-$T$B/%libomptarget-\1-$T \&\& %libomptarget-run-$T\2/g" \
+      -e "s/%libomptarget-compilexxx-force-usm-$T$B/%clangxxx-force-usm-$T %s -o %t%devrtl\1/g" \
+      -e "s/%libomptarget-compilexx-$T$B/%clangxx-$T %s -o %t%devrtl\1/g" \
+      -e "s/%libomptarget-compile-$T$B/%clang-$T %s -o %t%devrtl\1/g" \
+      -e "s/%libomptarget-compileoptxx-$T$B/%clangxx-$T -O3 %s -o %t%devrtl\1/g" \
+      -e "s/%libomptarget-compileopt-$T$B/%clang-$T -O3 %s -o %t%devrtl\1/g" \
+      -e "s/%libomptarget-run-fail-$T$B/%not --crash %t\1/g" \
+      -e "s/%libomptarget-run-$T$B/%t\1/g" \
+      -e "s/%clangxxx-force-usm-$T$B/%clangxx %openmp_flags -fopenmp-force-usm %flags -fopenmp-targets=$T\1/g" \
+      -e "s/%clangxx-$T$B/%clangxx %openmp_flags %flags -fopenmp-targets=$T\1/g" \
+      -e "s/%clang-$T$B/%clang %openmp_flags %flags -fopenmp-targets=$T\1/g" \
+      -e "s/%fcheck-$T$B/%fcheck_bin %s\1/g" \
+      <<<"$l")
+    # Every other target's substitutions expand to "echo ignored-command".
+    l=$(sed -E "s/%(libomptarget-[a-z-]+|clangxx|clang|fcheck|flang)-(nvptx64|amdgcn|aarch64|powerpc64|powerpc64le|s390x|x86_64)[A-Za-z0-9_-]*/echo ignored-command/g" <<<"$l")
+  done
+  l=${l//%clangxx/$CXX}; l=${l//%clang/$CC}
+  l=${l//%openmp_flags/$OMPFLAGS}; l=${l//%cuda_flags/}; l=${l//%flags_clang/}
+  l=${l//%flags/$FLAGS}; l=${l//%fcheck_bin/$FC}; l=${l//%devrtl/$DEVRTL}; l=${l//%not/$NOT}
+  l=${l//%target_triple/$T}
+  l=${l//%t/$tmp}; l=${l//%s/$src}; l=${l//%S/$(dirname "$src")}
+  l=${l//%p/$(dirname "$src")}; l=${l//%T/$(dirname "$tmp")}
+  printf '%s\n' "$l"
+}
+
+pass=0 fail=0 skip=0
+while IFS= read -r f; do
+  name=${f#$TESTDIR/}
+  say() { echo "$1 $name${2:+ ($2)}"; }
+  case "$f" in *.f90) say SKIP "Fortran, no flang"; skip=$((skip+1)); continue;; esac
+  mapfile -t runs < <(run_lines "$f")
+  if [ ${#runs[@]} -eq 0 ]; then say SKIP "no RUN lines"; skip=$((skip+1)); continue; fi
+  reason=""
+  while IFS= read -r r; do eval_expr "$r" || { reason="REQUIRES: $r"; break; }; done < <(directive "$f" REQUIRES)
+  [ -z "$reason" ] && while IFS= read -r u; do eval_expr "$u" && { reason="UNSUPPORTED: $u"; break; }; done < <(directive "$f" UNSUPPORTED)
+  if [ -z "$reason" ] && printf '%s\n' "${runs[@]}" | grep -qE '%(libomptarget-compile-fortran|flang)'; then reason="Fortran, no flang"; fi
+  if [ -n "$reason" ]; then say SKIP "$reason"; skip=$((skip+1)); continue; fi
+  xfail=0
+  while IFS= read -r x; do eval_expr "$x" && xfail=1; done < <(directive "$f" XFAIL)
+
+  # One bash script per test: every RUN line must succeed (pipefail as lit).
+  base=$LOGDIR/${name//\//__}; tmp=$base.tmp; script=$base.sh; log=$base.log
+  { echo "set -o pipefail"; echo "cd '$LOGDIR'"
+    for r in "${runs[@]}"; do
+      echo "echo '+ '$(printf '%q' "$(expand "$r" "$f" "$tmp")") >&2"
+      echo "$(expand "$r" "$f" "$tmp") || exit \$?"
+    done; } > "$script"
+  env -u OMP_TARGET_OFFLOAD LD_LIBRARY_PATH="$LIBDIR" PATH="$LLVM/bin:$PATH" \
+    timeout 60 bash "$script" > "$log" 2>&1
+  rc=$?
+  if [ $rc -eq 124 ]; then ok=1; why="timeout 60 s"; elif [ $rc -ne 0 ]; then ok=1; why="exit $rc"; else ok=0; why=""; fi
+  if [ $xfail -eq 1 ]; then
+    if [ $ok -ne 0 ]; then say PASS "expected failure (XFAIL)"; pass=$((pass+1))
+    else say FAIL "unexpectedly passed (XFAIL)"; fail=$((fail+1)); fi
+  elif [ $ok -eq 0 ]; then say PASS; pass=$((pass+1))
+  else say FAIL "$why, log $log"; fail=$((fail+1)); fi
+done < <(find "$TESTDIR" -path "$TESTDIR/Inputs" -prune -o -type f \( -name '*.c' -o -name '*.cpp' -o -name '*.cc' -o -name '*.f90' \) -print | sort)
+echo "passed $pass, failed $fail, skipped $skip"
