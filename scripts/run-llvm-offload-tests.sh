@@ -24,7 +24,7 @@ set -u
 TESTDIR=$(cd "${1:?test folder}" && pwd)
 LIBDIR=$(cd "${2:?library folder}" && pwd)
 LOGDIR=${3:-$(mktemp -d /tmp/llvm-offload-run.XXXXXX)}
-mkdir -p "$LOGDIR"
+mkdir -p "$LOGDIR" && LOGDIR=$(cd "$LOGDIR" && pwd)
 
 LLVM=/usr/lib/llvm-19
 T=x86_64-pc-linux-gnu                      # the one target we run
