@@ -94,7 +94,7 @@ impl GpuDevice {
                     kernel_env::parse(&bytes).map_err(|e| format!("kernel '{name}': {e}"))?
                 }
                 // Not made by OpenMP codegen: launched as the clauses say.
-                _ => bare(),
+                _ => KernelEnv::unbounded(ExecMode::Bare),
             };
             self.kernels.insert(region, env);
         }
@@ -140,29 +140,85 @@ impl GpuDevice {
         };
         let units: u32 =
             ol::device_info(device, offload::capi::OL_DEVICE_INFO_NUM_COMPUTE_UNITS).unwrap_or(0);
-        let parallelism =
-            u64::from(units) * (THREADS_PER_MULTIPROCESSOR / u64::from(self.limits.warp_size));
+        DeviceEnvironment {
+            debug_kind: number("LIBOMPTARGET_DEVICE_RTL_DEBUG"),
+            num_devices: self.platform_devices,
+            device_num: self.platform_index,
+            dynamic_mem_size: number("LIBOMPTARGET_SHARED_MEMORY_SIZE"),
+            clock_hz: NVIDIA_CLOCK_HZ,
+            indirect_table: indirect_table as u64,
+            indirect_count: indirect_count as u64,
+            hardware_parallelism: u64::from(units)
+                * (THREADS_PER_MULTIPROCESSOR / u64::from(self.limits.warp_size)),
+        }
+        .to_bytes()
+    }
+}
+
+/// The fields of LLVM's `DeviceEnvironmentTy`, in its order.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DeviceEnvironment {
+    pub debug_kind: u32,
+    pub num_devices: u32,
+    pub device_num: u32,
+    pub dynamic_mem_size: u32,
+    pub clock_hz: u64,
+    pub indirect_table: u64,
+    pub indirect_count: u64,
+    pub hardware_parallelism: u64,
+}
+
+impl DeviceEnvironment {
+    /// The 48 bytes the device runtime reads: four `uint32_t`, four 64-bit fields.
+    pub fn to_bytes(&self) -> [u8; DEVICE_ENV_SIZE] {
         let mut bytes = [0u8; DEVICE_ENV_SIZE];
-        bytes[0..4].copy_from_slice(&number("LIBOMPTARGET_DEVICE_RTL_DEBUG").to_le_bytes());
-        bytes[4..8].copy_from_slice(&self.platform_devices.to_le_bytes());
-        bytes[8..12].copy_from_slice(&self.platform_index.to_le_bytes());
-        bytes[12..16].copy_from_slice(&number("LIBOMPTARGET_SHARED_MEMORY_SIZE").to_le_bytes());
-        bytes[16..24].copy_from_slice(&NVIDIA_CLOCK_HZ.to_le_bytes());
-        bytes[24..32].copy_from_slice(&(indirect_table as u64).to_le_bytes());
-        bytes[32..40].copy_from_slice(&(indirect_count as u64).to_le_bytes());
-        bytes[40..48].copy_from_slice(&parallelism.to_le_bytes());
+        let words = [
+            self.debug_kind,
+            self.num_devices,
+            self.device_num,
+            self.dynamic_mem_size,
+        ];
+        for (i, w) in words.iter().enumerate() {
+            bytes[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        let longs = [
+            self.clock_hz,
+            self.indirect_table,
+            self.indirect_count,
+            self.hardware_parallelism,
+        ];
+        for (i, l) in longs.iter().enumerate() {
+            bytes[16 + 8 * i..24 + 8 * i].copy_from_slice(&l.to_le_bytes());
+        }
         bytes
     }
 }
 
-fn bare() -> KernelEnv {
-    KernelEnv {
-        mode: ExecMode::Bare,
-        min_threads: -1,
-        max_threads: -1,
-        min_teams: -1,
-        max_teams: -1,
-        reduction_data_size: 0,
-        reduction_buffer_length: 0,
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_device_environment_has_llvms_layout() {
+        let bytes = DeviceEnvironment {
+            debug_kind: 1,
+            num_devices: 2,
+            device_num: 1,
+            dynamic_mem_size: 4096,
+            clock_hz: NVIDIA_CLOCK_HZ,
+            indirect_table: 0xdead_0000,
+            indirect_count: 3,
+            hardware_parallelism: 132 * 64,
+        }
+        .to_bytes();
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        assert_eq!(
+            (u32_at(0), u32_at(4), u32_at(8), u32_at(12)),
+            (1, 2, 1, 4096)
+        );
+        assert_eq!(u64_at(16), 1_000_000_000);
+        assert_eq!((u64_at(24), u64_at(32)), (0xdead_0000, 3));
+        assert_eq!(u64_at(40), 8448);
     }
 }

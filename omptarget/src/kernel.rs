@@ -8,7 +8,7 @@ use crate::boundary::boundary;
 use crate::data::{self, Devices, Failed};
 use crate::gpu_load::GpuDevice;
 use crate::info;
-use crate::kernel_env::ExecMode;
+use crate::kernel_env::{self, ExecMode, LAUNCH_ENV_SIZE};
 use crate::launch_plan::{self, Grid, Request};
 use crate::mapping::MappingTable;
 use crate::ol;
@@ -122,9 +122,6 @@ pub(crate) struct Launch {
 /// The `dyn_ptr` LLVM passes a kernel without cross-team reductions (all bits set: no
 /// launch environment).
 const NO_LAUNCH_ENV: usize = usize::MAX;
-/// LLVM's `KernelLaunchEnvironmentTy`: two `uint32_t` counters and the reduction
-/// buffer's address.
-const LAUNCH_ENV_SIZE: usize = 16;
 
 /// How one region runs on a GPU: its grid, mode and dynamic shared memory, and the device
 /// memory its launch environment took (freed after the launch).
@@ -176,8 +173,7 @@ impl GpuLaunch {
         planned.allocations.push(buffer);
         let env_block = ol::alloc(devs.device, LAUNCH_ENV_SIZE).map_err(data::report)?;
         planned.allocations.push(env_block);
-        let mut bytes = [0u8; LAUNCH_ENV_SIZE];
-        bytes[8..16].copy_from_slice(&(buffer as u64).to_le_bytes());
+        let bytes = kernel_env::launch_environment(buffer as u64);
         ol::memcpy(
             env_block,
             devs.device,

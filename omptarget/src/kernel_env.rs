@@ -52,6 +52,22 @@ pub struct KernelEnv {
     pub reduction_buffer_length: i32,
 }
 
+impl KernelEnv {
+    /// A kernel of `mode` with no bounds of its own and no cross-team reductions (also
+    /// what LLVM assumes of a kernel without an environment, in bare mode).
+    pub fn unbounded(mode: ExecMode) -> KernelEnv {
+        KernelEnv {
+            mode,
+            min_threads: -1,
+            max_threads: -1,
+            min_teams: -1,
+            max_teams: -1,
+            reduction_data_size: 0,
+            reduction_buffer_length: 0,
+        }
+    }
+}
+
 /// The size of `KernelEnvironmentTy`: three one-byte fields, six `int32_t`, then the
 /// `IdentTy *` and `DynamicEnvironmentTy *` pointers.
 pub const KERNEL_ENV_SIZE: usize = 48;
@@ -88,6 +104,17 @@ pub fn parse(bytes: &[u8]) -> Result<KernelEnv, String> {
         reduction_data_size: word(20),
         reduction_buffer_length: word(24),
     })
+}
+
+/// The size of LLVM's `KernelLaunchEnvironmentTy`: two `uint32_t` counters and the
+/// reduction buffer's address.
+pub const LAUNCH_ENV_SIZE: usize = 16;
+
+/// A launch environment with its counters at 0 and its reduction buffer at `buffer`.
+pub fn launch_environment(buffer: u64) -> [u8; LAUNCH_ENV_SIZE] {
+    let mut bytes = [0u8; LAUNCH_ENV_SIZE];
+    bytes[8..16].copy_from_slice(&buffer.to_le_bytes());
+    bytes
 }
 
 /// The name of the global holding `kernel`'s environment.
@@ -133,6 +160,16 @@ mod tests {
             ExecMode::SpmdNoLoop
         );
         assert_eq!(parse(&env_bytes(0, [0; 6])).unwrap().mode, ExecMode::Bare);
+    }
+
+    #[test]
+    fn a_launch_environment_has_zeroed_counters_then_the_buffer() {
+        let bytes = launch_environment(0x1234_5678_9abc);
+        assert_eq!(&bytes[..8], &[0u8; 8]);
+        assert_eq!(
+            u64::from_le_bytes(bytes[8..].try_into().unwrap()),
+            0x1234_5678_9abc
+        );
     }
 
     #[test]

@@ -169,15 +169,7 @@ mod tests {
     use super::*;
 
     fn env(mode: ExecMode) -> KernelEnv {
-        KernelEnv {
-            mode,
-            min_threads: -1,
-            max_threads: -1,
-            min_teams: -1,
-            max_teams: -1,
-            reduction_data_size: 0,
-            reduction_buffer_length: 0,
-        }
+        KernelEnv::unbounded(mode)
     }
 
     fn h100() -> GpuLimits {
