@@ -61,7 +61,10 @@ static long long ctx_refs, ctx_sets, live_allocs, live_modules, d8, d16, d32, co
 static long long register_flags, last_shared, last_cooperative, b2d, bad_extra;
 static long long events_created, events_timed, events_live, lost_work, host_funcs_run;
 static long long host_funcs_discarded, pageable_syncs, waits_on_value, loaded_fatbins;
-static long long callback_thread_calls_driver, held;
+static long long callback_thread_calls_driver, held, launches;
+/* cuCtxSetLimit's: CU_LIMIT_STACK_SIZE (1 KiB by default), CU_LIMIT_MALLOC_HEAP_SIZE
+ * (8 MiB), which "cannot be changed" once a kernel that uses malloc has run (here: any). */
+static long long stack_limit = 1024, heap_limit = 8 << 20;
 static unsigned last_grid[3], last_block[3];
 static unsigned char last_args[256];
 static size_t last_args_size;
@@ -80,7 +83,7 @@ long long mock_get(const char *key) {
   K(register_flags) K(last_shared) K(last_cooperative) K(b2d) K(bad_extra)
   K(events_created) K(events_timed) K(events_live) K(lost_work) K(host_funcs_run)
   K(host_funcs_discarded) K(pageable_syncs) K(waits_on_value) K(loaded_fatbins) K(sticky)
-  K(callback_thread_calls_driver) K(held)
+  K(callback_thread_calls_driver) K(held) K(stack_limit) K(heap_limit)
   if (!strcmp(key, "dyn_allowed")) return dyn_allowed[0];
   if (!strcmp(key, "dyn_allowed_big_static")) return dyn_allowed[3];
   if (!strcmp(key, "grid")) return last_grid[0] * 10000LL + last_grid[1] * 100 + last_grid[2];
@@ -402,6 +405,17 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
 }
 CUresult cuCtxSetCurrent(CUcontext c) { ENTRY; current = c; ctx_sets++; return SUCCESS; }
 CUresult cuCtxGetCurrent(CUcontext *c) { ENTRY; *c = current; return SUCCESS; }
+CUresult cuCtxSetLimit(int limit, size_t value) {
+  NEED_CONTEXT STICKY
+  switch (limit) {
+  case 0: stack_limit = (long long)value; return SUCCESS;
+  case 2:
+    if (launches) return INVALID_VALUE;
+    heap_limit = (long long)value;
+    return SUCCESS;
+  default: return INVALID_VALUE;
+  }
+}
 CUresult cuCtxSynchronize(void) {
   NEED_CONTEXT
   pthread_mutex_lock(&lock);
@@ -584,6 +598,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
   last_cooperative = 0;
+  launches++;
   return launch(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
 }
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -106,6 +106,15 @@ impl Driver {
         Some(self.check("cuDevicePrimaryCtxSetFlags", r))
     }
 
+    /// Sets a limit (`CU_LIMIT_*`) of the current context; `None` if the driver lacks
+    /// the call.
+    pub fn set_limit(&self, limit: c_int, value: usize) -> Option<Result<()>> {
+        let set = self.functions().ctx_set_limit?;
+        // SAFETY: takes a limit's number and its value, which the driver checks.
+        let r = unsafe { set(limit, value) };
+        Some(self.check("cuCtxSetLimit", r))
+    }
+
     pub fn current_context(&self) -> Result<CuContext> {
         let mut context = CuContext::NULL;
         // SAFETY: writes one CUcontext to a valid location.

@@ -13,6 +13,12 @@ use crate::plugin::foundation::error::Result;
 use crate::plugin::foundation::flags::trace;
 use std::sync::Arc;
 
+/// `CU_LIMIT_STACK_SIZE` and `CU_LIMIT_MALLOC_HEAP_SIZE`, by LLVM's variable names.
+const LIMITS: [(&str, std::ffi::c_int); 2] = [
+    ("LIBOMPTARGET_STACK_SIZE", 0x00),
+    ("LIBOMPTARGET_HEAP_SIZE", 0x02),
+];
+
 pub struct PrimaryContext {
     driver: Arc<Driver>,
     device: CuDevice,
@@ -35,12 +41,43 @@ impl PrimaryContext {
             }
         }
         let context = driver.primary_ctx_retain(device)?;
-        Ok(PrimaryContext {
+        let primary = PrimaryContext {
             driver,
             device,
             context,
             events: EventPool::default(),
-        })
+        };
+        primary.apply_limits(|name| std::env::var(name).ok());
+        Ok(primary)
+    }
+
+    /// LLVM's variables for a context's limits, which its CUDA plugin (under libomptarget
+    /// and liboffload alike) applies when it sets a device up: `LIBOMPTARGET_HEAP_SIZE`,
+    /// the bytes device-side `malloc` may take, and `LIBOMPTARGET_STACK_SIZE`, each GPU
+    /// thread's stack. A value that is no number, or one the driver refuses, is said on
+    /// stderr (the device stays usable with the driver's default).
+    fn apply_limits(&self, env: impl Fn(&str) -> Option<String>) {
+        for (name, limit) in LIMITS {
+            let Some(text) = env(name) else {
+                continue;
+            };
+            let applied = match text.trim().parse::<usize>() {
+                Err(_) => Err(format!("'{text}' is not a number of bytes")),
+                Ok(bytes) => match self.make_current() {
+                    Err(e) => Err(e.details.clone()),
+                    Ok(_current) => match self.driver.set_limit(limit, bytes) {
+                        None => Err("the driver has no cuCtxSetLimit".into()),
+                        Some(result) => result.map_err(|e| e.details.clone()),
+                    },
+                },
+            };
+            if let Err(why) = applied {
+                eprintln!(
+                    "offload: {name}={text} not applied to CUDA device {}: {why}",
+                    self.device
+                );
+            }
+        }
     }
 
     pub fn driver(&self) -> &Arc<Driver> {

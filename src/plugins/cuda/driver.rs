@@ -163,6 +163,8 @@ driver_functions! {
         // How a thread waiting for the GPU waits (OFFLOAD_CUDA_SCHEDULE).
         primary_ctx_set_flags = ["cuDevicePrimaryCtxSetFlags_v2", "cuDevicePrimaryCtxSetFlags"]
             fn(CuDevice, c_uint);
+        // A context's limits (device-side malloc's heap, the threads' stack).
+        ctx_set_limit = ["cuCtxSetLimit"] fn(c_int, usize);
     }
 }
 
