@@ -7,12 +7,16 @@
 # the executable cubin that nvlink would have made.
 #
 #   scripts/make-gpu-omp.sh [OUTDIR]    builds into OUTDIR (default build/gpu-omp):
-#     omp_<name>     each clang-19 program of c-tests/omp, for sm_90
-#     bench_omp_gpu  bench-c/bench_omp_gpu.c
-#     cuda_via_llvm  c-tests/omp/cuda_via_llvm.cu (clang-22 -foffload-via-llvm)
-#   Exits 77 (skipped) when the wheel cannot be fetched.
+#     omp_<name>         each clang-19 program of c-tests/omp, for sm_90
+#     bench_omp_gpu      bench-c/bench_omp_gpu.c
+#     cuda_via_llvm      c-tests/omp/cuda_via_llvm.cu (clang-22 -foffload-via-llvm)
+#     amdgpu/omp_<name>  each program for AMD's gfx90a (clang-19 and lld-19 alone: the
+#                        device runtime comes from libomptarget.devicertl.a, so no ROCm
+#                        device library is needed; -nogpulib keeps clang from asking for one)
+#   Exits 77 (skipped) when the wheel cannot be fetched (after the AMD programs).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_omp_tools
+ensure_packages ld.lld-19:lld-19
 
 OUTDIR=${1:-$BUILD/gpu-omp}
 ARCH=${OFFLOAD_GPU_ARCH:-sm_90}
@@ -49,6 +53,44 @@ make_cuda_root() {
   echo "$root"
 }
 
+# The programs of c-tests/omp that clang-19 builds.
+omp_sources() {
+  local src
+  for src in "$ROOT"/c-tests/omp/omp_*.c "$ROOT"/c-tests/omp/omp_*.cpp; do
+    [ "$(basename "${src%.*}")" = omp_device_uid ] && continue # OpenMP 6.0: clang-22 only
+    echo "$src"
+  done
+}
+
+# build COMPILER-FLAGS-NAME OUTPUT SOURCE [FLAGS...]: clang-19 (clang++-19 for .cpp) with
+# the flags array named first.
+build() {
+  local -n flags=$1
+  local out=$2 src=$3 compiler=clang-19
+  shift 3
+  [[ $src == *.cpp ]] && compiler=clang++-19
+  "$compiler" "${flags[@]}" "$@" "$src" -o "$out" 2>"$out.log" || {
+    grep -v '^ptxas info\|^    ' "$out.log" >&2
+    echo "failed to build $out from $src" >&2
+    return 1
+  }
+  rm -f "$out.log"
+}
+
+AMD_ARCH=${OFFLOAD_GPU_AMD_ARCH:-gfx90a}
+AMD_FLAGS=(-fopenmp "--offload-arch=$AMD_ARCH" -nogpulib -O1 -L/usr/lib/llvm-19/lib
+           -lomptarget.devicertl)
+mkdir -p "$OUTDIR/amdgpu"
+failed=0
+while read -r src; do
+  # printf on AMD GPUs goes through LLVM's GPU libc (an RPC to the host), which Debian's
+  # LLVM 19 does not package.
+  [ "$(basename "${src%.*}")" = omp_device_printf ] && continue
+  build AMD_FLAGS "$OUTDIR/amdgpu/$(basename "${src%.*}")" "$src" || failed=1
+done < <(omp_sources)
+[ "$failed" = 0 ] || exit 1
+log "built $(ls "$OUTDIR/amdgpu" | wc -l) programs for $AMD_ARCH in $OUTDIR/amdgpu"
+
 fetch_cuda_wheel
 CUDA_ROOT=$(make_cuda_root)
 export REAL_PTXAS="$REAL_CUDA/bin/ptxas"
@@ -62,25 +104,10 @@ mkdir -p "$OUTDIR"
 FLAGS=(-fopenmp "--offload-arch=$ARCH" -foffload-lto -O1
        "--cuda-path=$CUDA_ROOT" "--libomptarget-nvptx-bc-path=/usr/lib/llvm-19/lib")
 
-build() { # build OUTPUT SOURCE [FLAGS...]
-  local out=$1 src=$2 compiler=clang-19
-  shift 2
-  [[ $src == *.cpp ]] && compiler=clang++-19
-  "$compiler" "${FLAGS[@]}" "$@" "$src" -o "$out" 2>"$out.log" || {
-    grep -v '^ptxas info\|^    ' "$out.log" >&2
-    echo "failed to build $out from $src" >&2
-    return 1
-  }
-  rm -f "$out.log"
-}
-
-failed=0
-for src in "$ROOT"/c-tests/omp/omp_*.c "$ROOT"/c-tests/omp/omp_*.cpp; do
-  name=$(basename "${src%.*}")
-  [ "$name" = omp_device_uid ] && continue # OpenMP 6.0 routines: clang-22 only
-  build "$OUTDIR/$name" "$src" || failed=1
-done
-build "$OUTDIR/bench_omp_gpu" "$ROOT/bench-c/bench_omp_gpu.c" "-I$ROOT/bench-c" -O2 -lm || failed=1
+while read -r src; do
+  build FLAGS "$OUTDIR/$(basename "${src%.*}")" "$src" || failed=1
+done < <(omp_sources)
+build FLAGS "$OUTDIR/bench_omp_gpu" "$ROOT/bench-c/bench_omp_gpu.c" "-I$ROOT/bench-c" -O2 -lm || failed=1
 # CUDA source through libomptarget's kernel-language API (clang-22 -foffload-via-llvm;
 # -nogpulib: Debian has no LLVM 22 device runtime for NVIDIA, and these kernels need none).
 if command -v clang++-22 >/dev/null 2>&1; then
@@ -93,4 +120,4 @@ if command -v clang++-22 >/dev/null 2>&1; then
   rm -f "$OUTDIR/cuda_via_llvm.log"
 fi
 [ "$failed" = 0 ] || exit 1
-log "built $(ls "$OUTDIR" | wc -l) programs for $ARCH in $OUTDIR"
+log "built $(find "$OUTDIR" -maxdepth 1 -type f -executable | wc -l) programs for $ARCH in $OUTDIR"
