@@ -26,6 +26,7 @@ REAL_CUDA="$WHEEL_DIR/nvidia/cuda_nvcc"
 fetch_cuda_wheel() {
   [ -x "$REAL_CUDA/bin/ptxas" ] && [ -e "$REAL_CUDA/nvvm/libdevice/libdevice.10.bc" ] && return 0
   log "fetching PyPI's nvidia-cuda-nvcc-cu12 (ptxas, libdevice) into $WHEEL_DIR"
+  python3 -m pip --version >/dev/null 2>&1 || install_missing python3-pip
   local tmp
   tmp=$(mktemp -d)
   if ! python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" \

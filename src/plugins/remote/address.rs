@@ -199,11 +199,31 @@ pub fn rounded(size: usize) -> usize {
 /// Reserves `size` bytes (rounded to pages) of this process's address space; `None`
 /// when the system refuses.
 pub fn reserve(size: usize) -> Option<usize> {
-    // SAFETY: an anonymous PROT_NONE mapping at an address the kernel picks: it touches
-    // no existing memory.
+    reserve_hinted(size, 0)
+}
+
+/// As `reserve`, at a random place of the upper address space where it is free. After
+/// the server found an address taken, the kernel's next pick here would lie right
+/// beside it (it hands out addresses top-down), very likely inside the same mapping of
+/// the server's; a random place of 2^46 bytes is almost never one of the server's few.
+pub fn reserve_anywhere(size: usize) -> Option<usize> {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_usize(size);
+    let page = page();
+    // Between 2^44 and 2^46: above where a process's own heap and libraries sit, below
+    // the stack and the kernel's top-down mmap area.
+    let hint = ((1usize << 44) + (hasher.finish() as usize % (3usize << 44))) & !(page - 1);
+    reserve_hinted(size, hint)
+}
+
+/// An anonymous reservation at `hint` when that is free (0: where the kernel picks).
+fn reserve_hinted(size: usize, hint: usize) -> Option<usize> {
+    // SAFETY: an anonymous PROT_NONE mapping without MAP_FIXED: the kernel takes the
+    // hint only where nothing is mapped, so it touches no existing memory.
     let at = unsafe {
         libc::mmap(
-            std::ptr::null_mut(),
+            hint as *mut libc::c_void,
             rounded(size),
             libc::PROT_NONE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
@@ -305,6 +325,20 @@ pub fn release(at: usize, size: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retries_reserve_far_apart_in_the_upper_address_space() {
+        let a = reserve_anywhere(4096).unwrap();
+        let b = reserve_anywhere(4096).unwrap();
+        for at in [a, b] {
+            assert_eq!(at % page(), 0);
+            assert!((1usize << 44..1usize << 46).contains(&at), "{at:#x}");
+        }
+        // Two picks land gigabytes apart, not page by page as the kernel's own would.
+        assert!(a.abs_diff(b) > 1 << 30, "{a:#x} and {b:#x}");
+        release(a, 4096);
+        release(b, 4096);
+    }
 
     #[test]
     fn reservations_are_page_aligned_distinct_and_released() {

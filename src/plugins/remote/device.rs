@@ -187,8 +187,14 @@ impl Device for RemoteDevice {
         let mut taken_there = Vec::new();
         let mut taken_here = Vec::new();
         let outcome = (|| {
-            for _ in 0..PLACEMENT_TRIES {
-                let at = address::reserve(size).ok_or_else(|| {
+            for attempt in 0..PLACEMENT_TRIES {
+                // The first try where the kernel picks; after a clash, far from it.
+                let reserved = if attempt == 0 {
+                    address::reserve(size)
+                } else {
+                    address::reserve_anywhere(size)
+                };
+                let at = reserved.ok_or_else(|| {
                     Error::new(
                         ErrorCode::OutOfResources,
                         format!("no address space left for {size} bytes of remote memory"),
