@@ -77,7 +77,7 @@ expand() {
       -e "s/%fcheck-generic$B/%fcheck-$T\1/g" \
       -e "s/%libomptarget-compilexxx-generic-force-usm$B/%libomptarget-compilexxx-force-usm-$T\1/g" \
       -e "s/%(libomptarget-[a-z-]+|clangxx|clang|flang)-generic$B/%\1-$T\2/g" \
-      -e "s/%([A-Za-z0-9_-]+)-$T-(JIT-)?LTO$B/echo ignored-command\3/g" \
+      -e "s/%([A-Za-z0-9_-]+)-$T-(JIT-)?LTO$B/true ignored-command\3/g" \
       -e "s/%libomptarget-(compilexx|compile|compileoptxx|compileopt)-run-and-check-$T$B/%libomptarget-\1-and-run-$T | %fcheck-$T\2/g" \
       -e "s/%libomptarget-(compilexx|compile|compileoptxx|compileopt)-and-run-$T$B/%libomptarget-\1-$T \&\& %libomptarget-run-$T\2/g" \
       -e "s/%libomptarget-compilexxx-force-usm-$T$B/%clangxxx-force-usm-$T %s -o %t%devrtl\1/g" \
@@ -92,8 +92,9 @@ expand() {
       -e "s/%clang-$T$B/%clang %openmp_flags %flags -fopenmp-targets=$T\1/g" \
       -e "s/%fcheck-$T$B/%fcheck_bin %s\1/g" \
       <<<"$l")
-    # Every other target's substitutions expand to "echo ignored-command".
-    l=$(sed -E "s/%(libomptarget-[a-z-]+|clangxx|clang|fcheck|flang)-(nvptx64|amdgcn|aarch64|powerpc64|powerpc64le|s390x|x86_64)[A-Za-z0-9_-]*/echo ignored-command/g" <<<"$l")
+    # Every other target's substitutions expand to "true ignored-command" (not echo:
+    # piped into another, it would die of SIGPIPE at random under pipefail).
+    l=$(sed -E "s/%(libomptarget-[a-z-]+|clangxx|clang|fcheck|flang)-(nvptx64|amdgcn|aarch64|powerpc64|powerpc64le|s390x|x86_64)[A-Za-z0-9_-]*/true ignored-command/g" <<<"$l")
   done
   l=${l//%clangxx/$CXX}; l=${l//%clang/$CC}
   l=${l//%openmp_flags/$OMPFLAGS}; l=${l//%cuda_flags/}; l=${l//%flags_clang/}
