@@ -63,13 +63,14 @@ omp_sources() {
   done
 }
 
-# build COMPILER-FLAGS-NAME OUTPUT SOURCE [FLAGS...]: clang-19 (clang++-19 for .cpp) with
-# the flags array named first.
+# build COMPILER-FLAGS-NAME OUTPUT SOURCE [FLAGS...]: clang-19 (clang++-19 for .cpp,
+# clang++-22 for .cu) with the flags array named first.
 build() {
   local -n flags=$1
   local out=$2 src=$3 compiler=clang-19
   shift 3
   [[ $src == *.cpp ]] && compiler=clang++-19
+  [[ $src == *.cu ]] && compiler=clang++-22
   "$compiler" "${flags[@]}" "$@" "$src" -o "$out" 2>"$out.log" || {
     grep -v '^ptxas info\|^    ' "$out.log" >&2
     echo "failed to build $out from $src" >&2
@@ -111,14 +112,10 @@ done < <(omp_sources)
 build FLAGS "$OUTDIR/bench_omp_gpu" "$ROOT/bench-c/bench_omp_gpu.c" "-I$ROOT/bench-c" -O2 -lm || failed=1
 # CUDA source through libomptarget's kernel-language API (clang-22 -foffload-via-llvm;
 # -nogpulib: Debian has no LLVM 22 device runtime for NVIDIA, and these kernels need none).
+CUDA_FLAGS=(-x cuda -foffload-via-llvm "--offload-arch=$ARCH" "--cuda-path=$CUDA_ROOT"
+            -foffload-lto -nogpulib -O1 -L/usr/lib/llvm-22/lib)
 if command -v clang++-22 >/dev/null 2>&1; then
-  clang++-22 -x cuda -foffload-via-llvm "--offload-arch=$ARCH" "--cuda-path=$CUDA_ROOT" \
-    -foffload-lto -nogpulib -O1 -L/usr/lib/llvm-22/lib "$ROOT/c-tests/omp/cuda_via_llvm.cu" \
-    -o "$OUTDIR/cuda_via_llvm" 2>"$OUTDIR/cuda_via_llvm.log" || {
-    grep -v '^ptxas info\|^    ' "$OUTDIR/cuda_via_llvm.log" >&2
-    failed=1
-  }
-  rm -f "$OUTDIR/cuda_via_llvm.log"
+  build CUDA_FLAGS "$OUTDIR/cuda_via_llvm" "$ROOT/c-tests/omp/cuda_via_llvm.cu" || failed=1
 fi
 [ "$failed" = 0 ] || exit 1
 log "built $(find "$OUTDIR" -maxdepth 1 -type f -executable | wc -l) programs for $ARCH in $OUTDIR"

@@ -8,6 +8,7 @@ use crate::kernel_env::{self, ExecMode, KernelEnv, KERNEL_ENV_SIZE};
 use crate::launch_plan::GpuLimits;
 use crate::ol::{self, Device, Program};
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 /// What a GPU's OpenMP device keeps for launches.
 pub struct GpuDevice {
@@ -28,6 +29,22 @@ const NVIDIA_CLOCK_HZ: u64 = 1_000_000_000;
 /// Resident threads per multiprocessor (sm_80 and sm_90; LLVM reads the attribute):
 /// with the warp size, the device environment's hardware parallelism.
 const THREADS_PER_MULTIPROCESSOR: u64 = 2048;
+
+/// `LIBOMPTARGET_SHARED_MEMORY_SIZE`: dynamic shared memory every launch gets at least,
+/// which the device environment carries too. Read once, as LLVM does (launches are a hot
+/// path).
+pub fn shared_memory_size() -> u32 {
+    static SIZE: LazyLock<u32> = LazyLock::new(|| env_number("LIBOMPTARGET_SHARED_MEMORY_SIZE"));
+    *SIZE
+}
+
+/// A numeric variable of LLVM's, 0 where unset or not a number.
+fn env_number(name: &str) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .unwrap_or(0)
+}
 
 impl GpuDevice {
     /// A GPU's launch limits, or `None` for a device whose kernels follow the host
@@ -132,19 +149,13 @@ impl GpuDevice {
         indirect_table: usize,
         indirect_count: usize,
     ) -> [u8; DEVICE_ENV_SIZE] {
-        let number = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.trim().parse::<u32>().ok())
-                .unwrap_or(0)
-        };
         let units: u32 =
             ol::device_info(device, offload::capi::OL_DEVICE_INFO_NUM_COMPUTE_UNITS).unwrap_or(0);
         DeviceEnvironment {
-            debug_kind: number("LIBOMPTARGET_DEVICE_RTL_DEBUG"),
+            debug_kind: env_number("LIBOMPTARGET_DEVICE_RTL_DEBUG"),
             num_devices: self.platform_devices,
             device_num: self.platform_index,
-            dynamic_mem_size: number("LIBOMPTARGET_SHARED_MEMORY_SIZE"),
+            dynamic_mem_size: shared_memory_size(),
             clock_hz: NVIDIA_CLOCK_HZ,
             indirect_table: indirect_table as u64,
             indirect_count: indirect_count as u64,

@@ -6,7 +6,7 @@ use crate::abi::{
 };
 use crate::boundary::boundary;
 use crate::data::{self, Devices, Failed};
-use crate::gpu_load::GpuDevice;
+use crate::gpu_load::{self, GpuDevice};
 use crate::info;
 use crate::kernel_env::{self, ExecMode, LAUNCH_ENV_SIZE};
 use crate::launch_plan::{self, Grid, Request};
@@ -150,14 +150,10 @@ impl GpuLaunch {
             Failed
         })?;
         let grid = launch_plan::plan(&env, &gpu.limits, launch.request);
-        let shared_env = std::env::var("LIBOMPTARGET_SHARED_MEMORY_SIZE")
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .unwrap_or(0);
         let mut planned = GpuLaunch {
             grid,
             mode: env.mode,
-            dyn_shared: launch.dyn_shared.max(shared_env) as usize,
+            dyn_shared: launch.dyn_shared.max(gpu_load::shared_memory_size()) as usize,
             allocations: Vec::new(),
         };
         if !launch.with_dyn_ptr || values.is_empty() {
@@ -271,10 +267,7 @@ pub(crate) fn run_region(
             Some(g) => ol::launch_grid(
                 devs.device,
                 kernel,
-                &values
-                    .iter()
-                    .flat_map(|v| v.to_ne_bytes())
-                    .collect::<Vec<u8>>(),
+                ol::as_bytes(&values),
                 [g.grid.blocks, 1, 1],
                 [g.grid.threads, 1, 1],
                 g.dyn_shared,
@@ -356,45 +349,31 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         if info::enabled(info::kind::KERNEL_ARGS) {
             info::arguments(device, loc, "Entering OpenMP kernel", &list);
         }
-        // Records before version 2 have no team counts: the call's argument stands.
-        let teams = if version >= 2 {
-            // SAFETY: a version 2+ record has `num_teams` (the caller's promise).
-            unsafe { (*args).num_teams[0] }
+        // Records before version 2 have no clauses, trip count or dynamic memory: the
+        // call's arguments stand.
+        let (teams, thread_limit, trip_count, dyn_shared) = if version >= 2 {
+            // SAFETY: a version 2+ record has these fields (the caller's promise).
+            let k = unsafe { &*args };
+            (
+                k.num_teams[0],
+                k.thread_limit[0],
+                k.tripcount,
+                k.dyn_cgroup_mem,
+            )
         } else {
-            num_teams.max(0) as u32
+            (num_teams.max(0) as u32, thread_limit.max(0) as u32, 0, 0)
         };
         let blocks = if num_teams == -1 || teams == 0 {
             1
         } else {
             teams
         };
-        // What the region asks of a GPU launch: records from version 2 on carry the
-        // clauses, the loop's trip count and dynamic memory; older ones the call's values.
-        // A region without `teams` (the call's -1) runs as one team, as LLVM sets it.
-        let request = if version >= 2 {
-            // SAFETY: a version 2+ record (the caller's promise).
-            let k = unsafe { &*args };
-            Request {
-                num_teams: if num_teams == -1 { 1 } else { k.num_teams[0] },
-                thread_limit: k.thread_limit[0],
-                trip_count: k.tripcount,
-            }
-        } else {
-            Request {
-                num_teams: if num_teams == -1 {
-                    1
-                } else {
-                    num_teams.max(0) as u32
-                },
-                thread_limit: thread_limit.max(0) as u32,
-                trip_count: 0,
-            }
-        };
-        // SAFETY: as above; version 1 records end before the field.
-        let dyn_shared = if version >= 2 {
-            unsafe { (*args).dyn_cgroup_mem }
-        } else {
-            0
+        // What the region asks of a GPU launch. A region without `teams` (the call's -1)
+        // runs as one team, as LLVM sets it.
+        let request = Request {
+            num_teams: if num_teams == -1 { 1 } else { teams },
+            thread_limit,
+            trip_count,
         };
         let launch = Launch {
             with_dyn_ptr,

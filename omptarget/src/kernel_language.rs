@@ -181,15 +181,18 @@ unsafe fn launch(
         let name = state.entry_name(func).unwrap_or_default();
         (dev.handle, kernel, dev.gpu.is_some(), name)
     };
-    let arguments = if on_gpu {
-        packed.to_vec()
-    } else {
-        host_values(&name, packed)?
-            .iter()
-            .flat_map(|v| v.to_ne_bytes())
-            .collect()
-    };
-    ol::launch_grid(handle, kernel, &arguments, blocks, threads, shared)
+    if on_gpu {
+        return ol::launch_grid(handle, kernel, packed, blocks, threads, shared);
+    }
+    let values = host_values(&name, packed)?;
+    ol::launch_grid(
+        handle,
+        kernel,
+        ol::as_bytes(&values),
+        blocks,
+        threads,
+        shared,
+    )
 }
 
 /// The arguments of kernel `name` as the host convention passes them: one

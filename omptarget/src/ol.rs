@@ -164,70 +164,64 @@ pub fn kernel(program: Program, name: &str) -> Result<Symbol> {
 }
 
 fn symbol(program: Program, name: &str, kind: u32) -> Result<Symbol> {
+    let (result, symbol) = get_symbol(program, name, kind)?;
+    check(result, &format!("olGetSymbol({name})"))?;
+    Ok(symbol)
+}
+
+/// `olGetSymbol` as it answers: its result, and the symbol when that is success.
+fn get_symbol(program: Program, name: &str, kind: u32) -> Result<(ol_result_t, Symbol)> {
     let c_name = CString::new(name).map_err(|_| format!("symbol name {name:?} has a NUL"))?;
     let mut symbol: ol_symbol_handle_t = null_mut();
+    let result = olGetSymbol(program.0, c_name.as_ptr(), kind, &mut symbol);
+    Ok((result, Symbol(symbol)))
+}
+
+/// A global variable's `OL_SYMBOL_INFO_GLOBAL_VARIABLE_*` property (its address or size).
+fn variable_info(symbol: Symbol, key: u32, what: &str) -> Result<usize> {
+    let mut value = 0usize;
     check(
-        olGetSymbol(program.0, c_name.as_ptr(), kind, &mut symbol),
-        &format!("olGetSymbol({name})"),
+        olGetSymbolInfo(
+            symbol.0,
+            key,
+            std::mem::size_of::<usize>(),
+            (&mut value as *mut usize).cast(),
+        ),
+        what,
     )?;
-    Ok(Symbol(symbol))
+    Ok(value)
 }
 
 /// The device address of the global variable `name` of `program`.
 pub fn global_address(program: Program, name: &str) -> Result<usize> {
     let symbol = symbol(program, name, OL_SYMBOL_KIND_GLOBAL_VARIABLE)?;
-    let mut address: *mut c_void = null_mut();
-    check(
-        olGetSymbolInfo(
-            symbol.0,
-            OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS,
-            std::mem::size_of::<*mut c_void>(),
-            (&mut address as *mut *mut c_void).cast(),
-        ),
+    variable_info(
+        symbol,
+        OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS,
         "olGetSymbolInfo(GLOBAL_VARIABLE_ADDRESS)",
-    )?;
-    Ok(address as usize)
+    )
 }
 
 /// The device address and size of the global variable `name` of `program`; `None` when
 /// the program has no such global.
 pub fn global_info(program: Program, name: &str) -> Result<Option<(usize, usize)>> {
-    let c_name = CString::new(name).map_err(|_| format!("symbol name {name:?} has a NUL"))?;
-    let mut symbol: ol_symbol_handle_t = null_mut();
-    let found = olGetSymbol(
-        program.0,
-        c_name.as_ptr(),
-        OL_SYMBOL_KIND_GLOBAL_VARIABLE,
-        &mut symbol,
-    );
-    if !found.is_null() {
-        // SAFETY: a non-NULL result points to liboffload's interned error.
-        if unsafe { (*found).Code } == OL_ERRC_NOT_FOUND {
-            return Ok(None);
-        }
-        check(found, &format!("olGetSymbol({name})"))?;
+    let (result, symbol) = get_symbol(program, name, OL_SYMBOL_KIND_GLOBAL_VARIABLE)?;
+    // SAFETY: a non-NULL result points to liboffload's interned error.
+    if !result.is_null() && unsafe { (*result).Code } == OL_ERRC_NOT_FOUND {
+        return Ok(None);
     }
-    let mut address: *mut c_void = null_mut();
-    check(
-        olGetSymbolInfo(
-            symbol,
-            OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS,
-            std::mem::size_of::<*mut c_void>(),
-            (&mut address as *mut *mut c_void).cast(),
-        ),
+    check(result, &format!("olGetSymbol({name})"))?;
+    let address = variable_info(
+        symbol,
+        OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS,
         "olGetSymbolInfo(GLOBAL_VARIABLE_ADDRESS)",
     )?;
-    let mut size = 0usize;
-    check(
-        olGetSymbolInfo(
-            symbol,
-            OL_SYMBOL_INFO_GLOBAL_VARIABLE_SIZE,
-            std::mem::size_of::<usize>(),
-            (&mut size as *mut usize).cast(),
-        ),
+    let size = variable_info(
+        symbol,
+        OL_SYMBOL_INFO_GLOBAL_VARIABLE_SIZE,
         "olGetSymbolInfo(GLOBAL_VARIABLE_SIZE)",
     )?;
-    Ok(Some((address as usize, size)))
+    Ok(Some((address, size)))
 }
 
 pub fn alloc(device: Device, size: usize) -> Result<usize> {
@@ -332,29 +326,14 @@ pub fn memcpy(dst: usize, dst_dev: Device, src: usize, src_dev: Device, size: us
 /// Runs `kernel` once, synchronously, with one pointer-sized value per argument (LLVM's
 /// host-plugin convention, which the unmarked functions of clang's host images follow).
 pub fn launch(device: Device, kernel: Symbol, args: &[usize]) -> Result<()> {
-    let one = ol_dimensions_t { x: 1, y: 1, z: 1 };
-    let size = ol_kernel_launch_size_args_t {
-        Dimensions: 1,
-        NumGroups: one,
-        GroupSize: one,
-        DynSharedMemory: 0,
-    };
-    let data: *const c_void = if args.is_empty() {
-        null()
-    } else {
-        args.as_ptr().cast()
-    };
-    check(
-        olLaunchKernel(
-            null_mut(),
-            device.0,
-            kernel.0,
-            data,
-            std::mem::size_of_val(args),
-            &size,
-        ),
-        "olLaunchKernel",
-    )
+    launch_grid(device, kernel, as_bytes(args), [1; 3], [1; 3], 0)
+}
+
+/// Pointer-sized argument values as the byte buffer `olLaunchKernel` takes.
+pub fn as_bytes(values: &[usize]) -> &[u8] {
+    // SAFETY: the same memory, read as bytes (any bit pattern is a valid u8); the length
+    // is the slice's size in bytes and the lifetime is the input's.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), std::mem::size_of_val(values)) }
 }
 
 /// Runs `kernel` synchronously on a grid of `blocks` teams of `threads` threads (each
