@@ -178,8 +178,10 @@ static const struct {
     {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT, KIND_U32, true},
     {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE, KIND_U32, true},
     {OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF, KIND_U32, true},
-    /* The extension, numbered apart from LLVM's keys. */
+    /* The extensions, numbered apart from LLVM's keys. */
     {OL_DEVICE_INFO_NUM_LANES, KIND_U32, true},
+    {OL_DEVICE_INFO_NATIVE_HANDLE, KIND_HANDLE, true},
+    {OL_DEVICE_INFO_NATIVE_CONTEXT, KIND_HANDLE, true},
 };
 #define NUM_DEVICE_KEYS (sizeof device_keys / sizeof device_keys[0])
 
@@ -230,8 +232,8 @@ static void check_host_cpu_answers(ol_device_handle_t host) {
 
 static void check_device(ol_device_handle_t device, ol_platform_handle_t const *platforms,
                          size_t num_platforms) {
-  /* Every key: LLVM's 0 .. OL_DEVICE_INFO_LAST - 1, and the one extension. */
-  CHECK_EQ(NUM_DEVICE_KEYS, OL_DEVICE_INFO_LAST + 1);
+  /* Every key: LLVM's 0 .. OL_DEVICE_INFO_LAST - 1, and the three extensions. */
+  CHECK_EQ(NUM_DEVICE_KEYS, OL_DEVICE_INFO_LAST + 3);
   for (size_t k = 0; k < NUM_DEVICE_KEYS; ++k) {
     ol_device_info_t key = device_keys[k].key;
     size_t size = 0;
@@ -290,6 +292,14 @@ static void check_device(ol_device_handle_t device, ol_platform_handle_t const *
     CHECK(dims.x >= 1 && dims.y >= 1 && dims.z >= 1);
     CHECK(dims.x <= group || group == 0);
   }
+  /* The extensions' vendor handles: none on the host device (no vendor library). */
+  void *native = NULL;
+  if (type == OL_DEVICE_TYPE_HOST) {
+    CHECK_ERR(UNSUPPORTED,
+              olGetDeviceInfo(device, OL_DEVICE_INFO_NATIVE_HANDLE, sizeof native, &native));
+    CHECK_ERR(UNSUPPORTED,
+              olGetDeviceInfo(device, OL_DEVICE_INFO_NATIVE_CONTEXT, sizeof native, &native));
+  }
   uint32_t lanes = 0;
   if (result_code(olGetDeviceInfo(device, OL_DEVICE_INFO_NUM_LANES, sizeof lanes, &lanes)) ==
       OL_ERRC_SUCCESS)
@@ -316,11 +326,11 @@ static void check_device(ol_device_handle_t device, ol_platform_handle_t const *
   /* Past LLVM's keys, between them and the extension's, past the extension's, huge. */
   CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfoSize(device, OL_DEVICE_INFO_LAST, &size));
   CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfoSize(device, 0x7fff, &size));
-  CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfoSize(device, OL_DEVICE_INFO_NUM_LANES + 1, &size));
+  CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfoSize(device, OL_DEVICE_INFO_NATIVE_CONTEXT + 1, &size));
   CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfoSize(device, 0xffffffffu, &size));
   CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfo(device, OL_DEVICE_INFO_LAST, sizeof value, value));
   CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfo(device, 0x7fff, sizeof value, value));
-  CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfo(device, OL_DEVICE_INFO_NUM_LANES + 1, sizeof value, value));
+  CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfo(device, OL_DEVICE_INFO_NATIVE_CONTEXT + 1, sizeof value, value));
   CHECK_ERR(INVALID_ENUMERATION, olGetDeviceInfo(device, 0x80000000u, sizeof value, value));
   CHECK(buffer_is(value, 0, sizeof value, CANARY));
   CHECK_EQ(size, 0);

@@ -204,6 +204,17 @@ static void queue_and_event_info(void) {
   CHECK_OK(olSyncQueue(queue));
   CHECK_OK(olGetQueueInfo(queue, OL_QUEUE_INFO_EMPTY, sizeof empty, &empty));
   CHECK(empty);
+  /* The extension: the vendor's queue on a GPU (a CUstream, an hsa_queue_t *), none on
+   * the host device, whose queues are its own. */
+  void *native = NULL;
+  ol_result_t native_result =
+      olGetQueueInfo(queue, OL_QUEUE_INFO_NATIVE_HANDLE, sizeof native, &native);
+  if (device_is_cuda(device) || device_is_amdgpu(device)) {
+    CHECK_OK(native_result);
+    CHECK(native != NULL);
+  } else if (device_is_host(device)) {
+    CHECK_ERR(UNSUPPORTED, native_result);
+  }
   /* Too small a buffer. */
   CHECK_ERR(INVALID_SIZE, olGetQueueInfo(queue, OL_QUEUE_INFO_DEVICE, 4, &owner));
   CHECK_ERR(INVALID_SIZE, olGetEventInfo(event, OL_EVENT_INFO_QUEUE, 0, &event_queue));

@@ -159,6 +159,12 @@ typedef enum ol_device_info_t {
   OL_DEVICE_INFO_LAST = 29,
   // Extension. [uint32_t] lanes of a SIMD unit (warp or wavefront size; 1 on the host)
   OL_DEVICE_INFO_NUM_LANES = 65536,
+  // Extension. [void *] the vendor's device handle: a CUdevice (the driver's ordinal)
+  // on CUDA, an hsa_agent_t's handle on AMDGPU; OL_ERRC_UNSUPPORTED elsewhere
+  OL_DEVICE_INFO_NATIVE_HANDLE = 65537,
+  // Extension. [void *] the vendor's context the device's work runs in: the primary
+  // CUcontext on CUDA; OL_ERRC_UNSUPPORTED elsewhere
+  OL_DEVICE_INFO_NATIVE_CONTEXT = 65538,
   OL_DEVICE_INFO_FORCE_UINT32 = 2147483647,
 } ol_device_info_t;
 
@@ -307,6 +313,10 @@ typedef enum ol_queue_info_t {
   // [bool] true when no enqueued work is pending
   OL_QUEUE_INFO_EMPTY = 1,
   OL_QUEUE_INFO_LAST = 2,
+  // Extension. [void *] the vendor's queue the queue's work goes to: a CUstream on CUDA,
+  // an hsa_queue_t * on AMDGPU; OL_ERRC_UNSUPPORTED elsewhere. Work the caller puts on
+  // it directly comes after the device work enqueued so far (not host functions)
+  OL_QUEUE_INFO_NATIVE_HANDLE = 65536,
   OL_QUEUE_INFO_FORCE_UINT32 = 2147483647,
 } ol_queue_info_t;
 

@@ -1,29 +1,24 @@
 //! The `interop` construct (`__tgt_interop_init/use/destroy`) and the interop property
-//! queries. An interop object hands a foreign runtime's handles (a CUDA stream, an HSA
-//! queue) to the program; liboffload's API has no such handles to give, so no device
-//! here has interop objects: `init` yields `omp_interop_none`, as LLVM 19 does for a
-//! device whose plugin cannot fill one (its host plugin). The `depend` clauses of the
-//! construct are honoured all the same. The queries answer with the return codes LLVM
-//! uses, and never read an object this library did not make.
+//! queries. An interop object hands a foreign runtime's handles (a CUDA stream and
+//! context, an HSA agent and queue) to the program. On a GPU `init` makes one from
+//! liboffload's native handles (`interop_object.rs`); a device without them (the host
+//! device, remote devices) gets `omp_interop_none`, as LLVM 19 does for its host plugin.
+//! The `depend` clauses of the construct are honoured either way. The queries answer
+//! with the return codes LLVM uses, and never read an object this library did not make.
 
 use crate::boundary::boundary;
 use crate::deps::{self, DependInfo};
+use crate::interop_object::{
+    as_c_str, int_property, ptr_property, str_property, Answer, InteropObject,
+    INTEROP_TYPE_TASKSYNC, OMP_IRC_OTHER,
+};
 use crate::policy::message;
-use crate::registry;
+use crate::registry::{self, Target};
 use std::ffi::{c_char, c_int, c_void};
 
-/// `omp_interop_rc_t`.
-const OMP_IRC_EMPTY: c_int = -1;
-const OMP_IRC_OUT_OF_RANGE: c_int = -2;
-const OMP_IRC_OTHER: c_int = -6;
-
-/// `omp_ipr_first`: the lowest property id (`omp_ipr_targetsync`); ids run up to -1.
-const OMP_IPR_FIRST: c_int = -9;
-
-/// `kmp_interop_type_tasksync`: the object carries a queue (`init(targetsync: ...)`).
-const INTEROP_TYPE_TASKSYNC: i32 = 2;
-
-/// `interop init(...)`: waits for the dependences, then answers `omp_interop_none`.
+/// `interop init(...)`: waits for the dependences (`targetsync`), then makes the object,
+/// or answers `omp_interop_none` where the device has no native handles. For a number
+/// that names no offload device LLVM 19 makes an object without handles, and so does this.
 ///
 /// # Safety
 /// `interop_ptr` is NULL or points to the program's `omp_interop_t`; `dep_list` holds
@@ -41,7 +36,7 @@ pub unsafe extern "C" fn __tgt_interop_init(
     _have_nowait: i32,
 ) {
     boundary("__tgt_interop_init", || {
-        let device = if device_id == -1 {
+        let device_num = if device_id == -1 {
             registry::default_device()
         } else {
             i64::from(device_id)
@@ -50,17 +45,32 @@ pub unsafe extern "C" fn __tgt_interop_init(
             // SAFETY: clang's dependence list of `ndeps` entries.
             unsafe { deps::wait(loc, Some(gtid), ndeps, dep_list) };
         }
-        message(&format!(
-            "error: interop objects are not supported on device {device}: liboffload has no foreign-runtime handles; the object is omp_interop_none"
-        ));
+        let object = match registry::resolve(device_num) {
+            Some(Target::Device(number)) => {
+                let handle = registry::state().copy_devices(number).map(|d| d.device);
+                match handle.map(|d| InteropObject::create(interop_type, device_num, d)) {
+                    Some(Ok(object)) => object,
+                    Some(Err(e)) => {
+                        message(&format!(
+                            "error: no interop object for device {device_num}: {e}; the object is omp_interop_none"
+                        ));
+                        std::ptr::null_mut()
+                    }
+                    None => std::ptr::null_mut(),
+                }
+            }
+            // LLVM makes an object without handles for a number that names no offload
+            // device (the initial device's included).
+            _ => InteropObject::without_device(interop_type, device_num),
+        };
         if !interop_ptr.is_null() {
             // SAFETY: non-NULL: the program's omp_interop_t.
-            unsafe { *interop_ptr = std::ptr::null_mut() };
+            unsafe { *interop_ptr = object };
         }
     })
 }
 
-/// `interop use(...)`: only its dependences remain to honour (no object exists).
+/// `interop use(...)`: honours the dependences (the object's queue needs nothing more).
 ///
 /// # Safety
 /// As `__tgt_interop_init`.
@@ -80,8 +90,9 @@ pub unsafe extern "C" fn __tgt_interop_use(
     })
 }
 
-/// `interop destroy(...)`: honours the dependences; the object becomes
-/// `omp_interop_none` (this library made no object, so there is nothing to free).
+/// `interop destroy(...)`: honours the dependences, ends the object (its queue's work
+/// done first), and the program's variable becomes `omp_interop_none`. An object made
+/// for no device stays (LLVM only records that the device does not exist).
 ///
 /// # Safety
 /// As `__tgt_interop_init`.
@@ -98,35 +109,31 @@ pub unsafe extern "C" fn __tgt_interop_destroy(
     boundary("__tgt_interop_destroy", || {
         // SAFETY: clang's dependence list of `ndeps` entries.
         unsafe { deps::wait(loc, Some(gtid), ndeps, dep_list) };
-        if !interop_ptr.is_null() {
-            // SAFETY: non-NULL: the program's omp_interop_t.
-            unsafe { *interop_ptr = std::ptr::null_mut() };
+        if interop_ptr.is_null() {
+            return;
         }
+        // SAFETY: non-NULL: the program's omp_interop_t.
+        let object = unsafe { *interop_ptr };
+        if InteropObject::kept_by_destroy(object) {
+            return;
+        }
+        InteropObject::destroy(object);
+        // SAFETY: as above.
+        unsafe { *interop_ptr = std::ptr::null_mut() };
     })
-}
-
-/// The return code of a property query: LLVM checks the id's range first; then an
-/// `omp_interop_none` object is empty, and any other object is not one of ours.
-fn query_code(interop: *const c_void, property_id: c_int) -> c_int {
-    if !(OMP_IPR_FIRST..0).contains(&property_id) {
-        OMP_IRC_OUT_OF_RANGE
-    } else if interop.is_null() {
-        OMP_IRC_EMPTY
-    } else {
-        OMP_IRC_OTHER
-    }
 }
 
 /// # Safety
 /// `err` is NULL or writable.
-unsafe fn report(err: *mut c_int, code: c_int) {
+unsafe fn report<T>(err: *mut c_int, answer: Answer<T>) -> T {
     if !err.is_null() {
         // SAFETY: non-NULL: the caller's int.
-        unsafe { *err = code };
+        unsafe { *err = answer.code };
     }
+    answer.value
 }
 
-/// An integer property: none to give (0, the reason in `*err`).
+/// An integer property (0 and the reason in `*err` where there is none).
 ///
 /// # Safety
 /// `err` is NULL or points to an int.
@@ -138,12 +145,11 @@ pub unsafe extern "C" fn omp_get_interop_int(
 ) -> isize {
     boundary("omp_get_interop_int", || {
         // SAFETY: the caller's promise, passed on.
-        unsafe { report(err, query_code(interop, property_id)) };
-        0
+        unsafe { report(err, int_property(interop, property_id)) }
     })
 }
 
-/// A pointer property: none to give (NULL, the reason in `*err`).
+/// A pointer property (NULL and the reason in `*err` where there is none).
 ///
 /// # Safety
 /// `err` is NULL or points to an int.
@@ -155,12 +161,11 @@ pub unsafe extern "C" fn omp_get_interop_ptr(
 ) -> *mut c_void {
     boundary("omp_get_interop_ptr", || {
         // SAFETY: the caller's promise, passed on.
-        unsafe { report(err, query_code(interop, property_id)) };
-        std::ptr::null_mut()
+        unsafe { report(err, ptr_property(interop, property_id)) as *mut c_void }
     })
 }
 
-/// A string property: none to give (NULL, the reason in `*err`).
+/// A string property (NULL and the reason in `*err` where there is none).
 ///
 /// # Safety
 /// `err` is NULL or points to an int.
@@ -172,8 +177,7 @@ pub unsafe extern "C" fn omp_get_interop_str(
 ) -> *const c_char {
     boundary("omp_get_interop_str", || {
         // SAFETY: the caller's promise, passed on.
-        unsafe { report(err, query_code(interop, property_id)) };
-        std::ptr::null()
+        as_c_str(unsafe { report(err, str_property(interop, property_id)) })
     })
 }
 
@@ -195,13 +199,14 @@ pub extern "C" fn omp_get_interop_type_desc(
     boundary("omp_get_interop_type_desc", std::ptr::null)
 }
 
-// LLVM 22's OpenMP 6.0 interop entry points (exported by libomptarget.so.22.1). No device
-// of ours has a foreign-runtime object, so, as LLVM's own library answers for such a
-// device, there is never an interop object: `get` gives `omp_interop_none` and the calls
-// on an object fail. (Their dependence lists are not waited for: with no object there is
+// LLVM 22's OpenMP 6.0 interop entry points (exported by libomptarget.so.22.1). They
+// make no object yet (only LLVM 19's `__tgt_interop_init` does, on GPUs): clang-22
+// builds nothing for a GPU here to check them against, and on the host device LLVM 22's
+// own library answers the same way: `get` gives `omp_interop_none` and the calls on an
+// object fail. (Their dependence lists are not waited for: with no object there is
 // nothing for the dependences to order.)
 
-/// `omp_interop_none`: no device here has a foreign-runtime object to hand out.
+/// `omp_interop_none`: this entry point makes no object (see above).
 #[no_mangle]
 pub extern "C" fn __tgt_interop_get(
     _loc: *mut c_void,
@@ -245,20 +250,4 @@ pub extern "C" fn ompx_interop_add_completion_callback(
     _data: *mut c_void,
 ) -> c_int {
     boundary("ompx_interop_add_completion_callback", || OMP_IRC_OTHER)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn range_is_checked_before_the_object() {
-        let none = std::ptr::null();
-        assert_eq!(query_code(none, 0), OMP_IRC_OUT_OF_RANGE);
-        assert_eq!(query_code(none, -10), OMP_IRC_OUT_OF_RANGE);
-        assert_eq!(query_code(none, -1), OMP_IRC_EMPTY);
-        assert_eq!(query_code(none, -9), OMP_IRC_EMPTY);
-        let foreign = 8 as *const c_void;
-        assert_eq!(query_code(foreign, -3), OMP_IRC_OTHER);
-    }
 }

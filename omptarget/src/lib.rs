@@ -46,6 +46,7 @@ pub mod host_memory;
 pub mod info;
 pub mod interface;
 pub mod interop;
+pub mod interop_object;
 pub mod kernel;
 pub mod kernel_env;
 pub mod kernel_language;

@@ -384,3 +384,37 @@ pub fn is_allocation(ptr: usize) -> bool {
     )
     .is_ok()
 }
+
+/// A queue of a device (interop objects hand its native queue to the program).
+#[derive(Debug)]
+pub struct Queue(pub ol_queue_handle_t);
+// SAFETY: a queue handle stays valid until `destroy_queue`, which takes it by value;
+// liboffload's calls on it are thread-safe.
+unsafe impl Send for Queue {}
+
+pub fn create_queue(device: Device) -> Result<Queue> {
+    let mut queue = null_mut();
+    check(olCreateQueue(device.0, &mut queue), "olCreateQueue")?;
+    Ok(Queue(queue))
+}
+
+/// Waits for the queue's work, then ends the queue.
+pub fn destroy_queue(queue: Queue) -> Result<()> {
+    let synced = check(olSyncQueue(queue.0), "olSyncQueue");
+    check(olDestroyQueue(queue.0), "olDestroyQueue").and(synced)
+}
+
+/// The vendor's queue under `queue` (`OL_QUEUE_INFO_NATIVE_HANDLE`).
+pub fn native_queue(queue: &Queue) -> Result<usize> {
+    let mut value = 0usize;
+    check(
+        olGetQueueInfo(
+            queue.0,
+            OL_QUEUE_INFO_NATIVE_HANDLE,
+            std::mem::size_of::<usize>(),
+            (&mut value as *mut usize).cast(),
+        ),
+        "olGetQueueInfo",
+    )?;
+    Ok(value)
+}

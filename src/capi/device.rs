@@ -41,7 +41,7 @@ fn iterate(
 }
 
 const DEVICE_INFO_EXPECTED: &str =
-    "an ol_device_info_t: OL_DEVICE_INFO_TYPE (0) to OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF (28), or the extension OL_DEVICE_INFO_NUM_LANES (0x10000)";
+    "an ol_device_info_t: OL_DEVICE_INFO_TYPE (0) to OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF (28), or the extensions OL_DEVICE_INFO_NUM_LANES (0x10000) to OL_DEVICE_INFO_NATIVE_CONTEXT (0x10002)";
 
 /// Hands over the device's answer for `key`, borrowed from its cache: callers poll info
 /// in loops.

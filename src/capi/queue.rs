@@ -225,7 +225,7 @@ fn launch_host_function(
 }
 
 const QUEUE_INFO_EXPECTED: &str =
-    "an ol_queue_info_t: OL_QUEUE_INFO_DEVICE (0) or OL_QUEUE_INFO_EMPTY (1)";
+    "an ol_queue_info_t: OL_QUEUE_INFO_DEVICE (0), OL_QUEUE_INFO_EMPTY (1) or the extension OL_QUEUE_INFO_NATIVE_HANDLE (0x10000)";
 
 fn queue_info(
     rt: &Runtime,

@@ -305,6 +305,12 @@ pub enum ol_device_info_t {
     OL_DEVICE_INFO_LAST = 29,
     /// Extension. [uint32_t] lanes of a SIMD unit (warp or wavefront size; 1 on the host)
     OL_DEVICE_INFO_NUM_LANES = 0x10000,
+    /// Extension. [void *] the vendor's device handle: a CUdevice (the driver's ordinal)
+    /// on CUDA, an hsa_agent_t's handle on AMDGPU; OL_ERRC_UNSUPPORTED elsewhere
+    OL_DEVICE_INFO_NATIVE_HANDLE = 0x10001,
+    /// Extension. [void *] the vendor's context the device's work runs in: the primary
+    /// CUcontext on CUDA; OL_ERRC_UNSUPPORTED elsewhere
+    OL_DEVICE_INFO_NATIVE_CONTEXT = 0x10002,
     OL_DEVICE_INFO_FORCE_UINT32 = 0x7fffffff,
 }
 raw_values!(ol_device_info_t: OL_DEVICE_INFO_TYPE, OL_DEVICE_INFO_PLATFORM, OL_DEVICE_INFO_NAME,
@@ -320,7 +326,8 @@ raw_values!(ol_device_info_t: OL_DEVICE_INFO_TYPE, OL_DEVICE_INFO_PLATFORM, OL_D
     OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT,
     OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG,
     OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE,
-    OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF, OL_DEVICE_INFO_LAST, OL_DEVICE_INFO_NUM_LANES);
+    OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF, OL_DEVICE_INFO_LAST, OL_DEVICE_INFO_NUM_LANES,
+    OL_DEVICE_INFO_NATIVE_HANDLE, OL_DEVICE_INFO_NATIVE_CONTEXT);
 pub type ol_device_info_raw_t = u32;
 
 /// Floating point capabilities of a device, combined in `ol_device_fp_capability_flags_t`.
@@ -415,9 +422,14 @@ pub enum ol_queue_info_t {
     /// [bool] true when no enqueued work is pending
     OL_QUEUE_INFO_EMPTY = 1,
     OL_QUEUE_INFO_LAST = 2,
+    /// Extension. [void *] the vendor's queue the queue's work goes to: a CUstream on CUDA,
+    /// an hsa_queue_t * on AMDGPU; OL_ERRC_UNSUPPORTED elsewhere. Work the caller puts on
+    /// it directly comes after the device work enqueued so far (not host functions)
+    OL_QUEUE_INFO_NATIVE_HANDLE = 0x10000,
     OL_QUEUE_INFO_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_queue_info_t: OL_QUEUE_INFO_DEVICE, OL_QUEUE_INFO_EMPTY, OL_QUEUE_INFO_LAST);
+raw_values!(ol_queue_info_t: OL_QUEUE_INFO_DEVICE, OL_QUEUE_INFO_EMPTY, OL_QUEUE_INFO_LAST,
+    OL_QUEUE_INFO_NATIVE_HANDLE);
 pub type ol_queue_info_raw_t = u32;
 
 /// Keys of `olGetEventInfo`; the value's type is in brackets.

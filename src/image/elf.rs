@@ -271,6 +271,17 @@ pub fn parse_tables(bytes: &[u8]) -> Result<goblin::elf::Elf<'_>> {
         .map_err(|e| Error::invalid_binary(format!("malformed ELF image: {e}")))
 }
 
+/// The names of an ELF object's symbols (its `.symtab`), in table order.
+pub fn symbol_names(bytes: &[u8]) -> Result<Vec<String>> {
+    let elf = parse_tables(bytes)?;
+    Ok(elf
+        .syms
+        .iter()
+        .filter_map(|sym| elf.strtab.get_at(sym.st_name))
+        .map(str::to_string)
+        .collect())
+}
+
 /// The file bytes of a section, `None` for `SHT_NOBITS` or out-of-range sections.
 pub fn section_bytes<'a>(bytes: &'a [u8], sh: &goblin::elf::SectionHeader) -> Option<&'a [u8]> {
     if sh.sh_type == goblin::elf::section_header::SHT_NOBITS {

@@ -34,7 +34,7 @@ pub use compat::{select_for, DeviceArch, DeviceTarget, LoadableKind, SelectedIma
 pub use cubin::{minimal_cubin, parse_cubin, Cubin};
 pub use cuda_ptx::{parse_ptx, PtxEntry, PtxModule, PtxParam};
 pub use detect::{detect_format, ImageFormat};
-pub use elf::{ElfClass, ElfFileType, ElfHeader, ElfMachine};
+pub use elf::{symbol_names, ElfClass, ElfFileType, ElfHeader, ElfMachine};
 pub use fatbin::{parse_fatbin, write_fatbin, FatbinEntry, FatbinEntryKind};
 pub use host_elf::{host_symbols, HostSymbol, HostSymbolKind};
 pub use msgpack::{decode_document as decode_msgpack, MsgValue};

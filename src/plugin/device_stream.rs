@@ -60,6 +60,9 @@ pub trait StreamHooks: OpHooks {
 
     /// Nothing pending; the device's error where the stream stopped on one.
     fn is_idle(&self) -> Result<bool>;
+
+    /// The vendor's queue (see `Stream::native_handle`).
+    fn native_handle(&self) -> usize;
 }
 
 /// A stream of a device backend: the hooks, and what the generic part keeps.
@@ -146,5 +149,9 @@ impl<H: StreamHooks> Stream for DeviceStream<H> {
 
     fn runs_on_host(&self) -> bool {
         false
+    }
+
+    fn native_handle(&self) -> Result<usize> {
+        Ok(self.hooks.native_handle())
     }
 }

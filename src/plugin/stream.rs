@@ -215,6 +215,14 @@ pub trait Stream: Send + Sync {
     fn runs_on_host(&self) -> bool {
         true
     }
+
+    /// The vendor's own queue under this stream (a `CUstream`, an `hsa_queue_t *`), for
+    /// programs that hand it to the vendor's libraries; `Unsupported` where there is none.
+    fn native_handle(&self) -> Result<usize> {
+        Err(crate::plugin::unsupported(
+            "a native queue handle: this device's queues work through no vendor queue",
+        ))
+    }
 }
 
 /// `stream`'s later operations wait for `event` (of any backend) by a host step that

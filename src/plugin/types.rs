@@ -99,6 +99,12 @@ pub enum DeviceInfo {
     NativeVectorWidthHalf,
     /// Extension (0x10000).
     NumLanes = EXTENSION_BASE,
+    /// Extension (0x10001): the vendor's own device handle (a `CUdevice`, an
+    /// `hsa_agent_t`), for programs that hand it to the vendor's libraries.
+    NativeHandle = EXTENSION_BASE + 1,
+    /// Extension (0x10002): the vendor's context the device's work runs in (CUDA's
+    /// primary `CUcontext`).
+    NativeContext = EXTENSION_BASE + 2,
 }
 
 /// The first value of our extension enumerators in LLVM's enumerations (API.md).
@@ -138,29 +144,46 @@ impl DeviceInfo {
         DeviceInfo::NativeVectorWidthHalf,
     ];
 
+    /// Our keys, from `EXTENSION_BASE` up.
+    const EXTENSIONS: [DeviceInfo; 3] = [
+        DeviceInfo::NumLanes,
+        DeviceInfo::NativeHandle,
+        DeviceInfo::NativeContext,
+    ];
+
     /// How many keys there are, LLVM's and ours.
-    pub const COUNT: usize = Self::LLVM.len() + 1;
+    pub const COUNT: usize = Self::LLVM.len() + Self::EXTENSIONS.len();
 
     /// Every key, LLVM's then ours.
     pub fn all() -> impl Iterator<Item = DeviceInfo> {
-        Self::LLVM.into_iter().chain([DeviceInfo::NumLanes])
+        Self::LLVM.into_iter().chain(Self::EXTENSIONS)
     }
 
     /// The key's position in `all()`, below `COUNT`.
     pub fn index(self) -> usize {
-        match self {
-            DeviceInfo::NumLanes => Self::LLVM.len(),
-            llvm => llvm as usize,
+        let value = self as u32;
+        if value >= EXTENSION_BASE {
+            Self::LLVM.len() + (value - EXTENSION_BASE) as usize
+        } else {
+            value as usize
         }
+    }
+
+    /// A handle of the vendor's, which means something in this process only.
+    pub fn is_native(self) -> bool {
+        matches!(self, DeviceInfo::NativeHandle | DeviceInfo::NativeContext)
     }
 }
 
 impl TryFrom<u32> for DeviceInfo {
     type Error = u32;
     fn try_from(v: u32) -> Result<Self, u32> {
-        match v {
-            EXTENSION_BASE => Ok(DeviceInfo::NumLanes),
-            _ => DeviceInfo::LLVM.get(v as usize).copied().ok_or(v),
+        match v.checked_sub(EXTENSION_BASE) {
+            Some(extension) => DeviceInfo::EXTENSIONS
+                .get(extension as usize)
+                .copied()
+                .ok_or(v),
+            None => DeviceInfo::LLVM.get(v as usize).copied().ok_or(v),
         }
     }
 }

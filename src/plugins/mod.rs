@@ -2,6 +2,7 @@
 
 pub mod amdgpu;
 pub mod cuda;
+pub mod global_ctors;
 pub mod host;
 pub mod remote;
 

@@ -1,8 +1,10 @@
 //! Programs, their symbols and kernel launches, backend-neutral.
 
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
+use crate::plugin::foundation::flags::trace;
 use crate::plugin::StreamOp;
 use crate::plugin::{self, GlobalVariable, InfoValue, KernelArgs, LaunchConfig, SymbolKind};
+use crate::plugins::global_ctors::{self, Destructors};
 use crate::runtime::context::Runtime;
 use crate::runtime::platform::Device;
 use crate::runtime::queue::Queue;
@@ -37,6 +39,27 @@ pub struct Program {
     pub imp: Arc<dyn plugin::Program>,
     /// Symbols handed out, by (name, kind), so asking twice gives the same handle.
     symbols: Mutex<HashMap<(String, u32), usize>>,
+    /// The image's global destructors, still to run (GPU images with C++ globals).
+    destructors: Mutex<Option<Destructors>>,
+}
+
+impl Program {
+    /// Runs the image's global destructors, once (at `olDestroyProgram`, or when the
+    /// runtime shuts down with the program still loaded).
+    fn run_destructors(&self) -> Result<()> {
+        match self.destructors.lock().take() {
+            Some(owed) => owed.run(self.device.imp.as_ref(), self.imp.as_ref()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        if let Err(e) = self.run_destructors() {
+            trace(|| format!("unloading a program on {}: {e}", self.device.describe()));
+        }
+    }
 }
 
 pub enum SymbolTarget {
@@ -112,10 +135,17 @@ impl Runtime {
     pub fn create_program(&self, device: &Arc<Device>, image: &[u8]) -> Result<usize> {
         self.check_binary(device, image)?;
         let imp = device.imp.load_program(image)?;
+        let destructors = global_ctors::construct(
+            device.platform.backend,
+            device.imp.as_ref(),
+            imp.as_ref(),
+            image,
+        )?;
         Ok(self.programs.insert(Arc::new(Program {
             device: device.clone(),
             imp,
             symbols: Mutex::new(HashMap::new()),
+            destructors: Mutex::new(destructors),
         })))
     }
 
@@ -128,7 +158,7 @@ impl Runtime {
         for (_, symbol) in program.symbols.lock().drain() {
             self.symbols.remove(symbol);
         }
-        Ok(())
+        program.run_destructors()
     }
 
     pub fn get_symbol(&self, program: &Program, name: &str, kind: SymbolKind) -> Result<usize> {

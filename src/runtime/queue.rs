@@ -13,11 +13,12 @@ use std::sync::Arc;
 /// Numbers queues for the profile's timeline (one row per queue).
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
 
-/// `ol_queue_info_t`, in the header's order.
+/// `ol_queue_info_t`, in the header's order, then our extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueInfo {
     Device = 0,
     Empty = 1,
+    NativeHandle = crate::plugin::EXTENSION_BASE as isize,
 }
 
 impl TryFrom<u32> for QueueInfo {
@@ -26,6 +27,7 @@ impl TryFrom<u32> for QueueInfo {
         match v {
             0 => Ok(QueueInfo::Device),
             1 => Ok(QueueInfo::Empty),
+            crate::plugin::EXTENSION_BASE => Ok(QueueInfo::NativeHandle),
             _ => Err(v),
         }
     }

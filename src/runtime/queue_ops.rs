@@ -52,6 +52,7 @@ impl Runtime {
         Ok(match key {
             QueueInfo::Device => InfoValue::Handle(queue.device.handle()),
             QueueInfo::Empty => InfoValue::Bool(queue.is_empty()?),
+            QueueInfo::NativeHandle => InfoValue::Handle(queue.stream.native_handle()?),
         })
     }
 

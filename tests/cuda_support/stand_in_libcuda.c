@@ -73,9 +73,25 @@ static __thread int on_callback_thread;
 static int counter_global = 41;
 static int sticky;      /* the context's sticky error, 0 while none */
 static long released;   /* mock_release() calls: held kernels end */
-static char kernel_names[4][16] = {"scale", "fault", "hold", "big_static"};
-static int dyn_allowed[4] = {DEFAULT_SHARED, DEFAULT_SHARED, DEFAULT_SHARED, DEFAULT_SHARED - 40960};
-static const int static_shared[4] = {0, 0, 0, 40960};
+#define NKERNELS 6
+static char kernel_names[NKERNELS][24] = {"scale", "fault", "hold", "big_static",
+                                          "nvptx$device$init", "nvptx$device$fini"};
+static int dyn_allowed[NKERNELS] = {DEFAULT_SHARED, DEFAULT_SHARED, DEFAULT_SHARED,
+                                    DEFAULT_SHARED - 40960, DEFAULT_SHARED, DEFAULT_SHARED};
+static const int static_shared[NKERNELS] = {0, 0, 0, 40960, 0, 0};
+/* NVPTX's global constructors: one global per function holding its address (here an id),
+ * the bounds the runtime points at the array it builds, and what the init and fini
+ * kernels called, in order (the init kernel walks the array forwards, fini backwards). */
+static unsigned long long ctor_objects[3] = {0xB200, 0xA101, 0xD000};
+static const char *ctor_object_names[3] = {"__init_array_object_b_5eed_200",
+                                           "__init_array_object_a_5eed_101",
+                                           "__fini_array_object_d_5eed_65535"};
+static unsigned long long *array_bounds[4]; /* init start, init end, fini start, fini end */
+static const char *bound_names[4] = {"__init_array_start", "__init_array_end",
+                                     "__fini_array_start", "__fini_array_end"};
+static CUmodule ctor_module; /* the module loaded from PTX that names the objects */
+static long long ctor_calls[8];
+static int nctor_calls;
 
 long long mock_get(const char *key) {
 #define K(x) if (!strcmp(key, #x)) return x;
@@ -89,6 +105,8 @@ long long mock_get(const char *key) {
   if (!strcmp(key, "grid")) return last_grid[0] * 10000LL + last_grid[1] * 100 + last_grid[2];
   if (!strcmp(key, "block")) return last_block[0] * 10000LL + last_block[1] * 100 + last_block[2];
   if (!strcmp(key, "current_is_primary")) return current == &contexts[0];
+  if (!strcmp(key, "ctor_calls")) return nctor_calls;
+  if (!strncmp(key, "ctor_call_", 10)) return ctor_calls[atoi(key + 10) & 7];
   return -1;
 }
 size_t mock_last_args(unsigned char *out, size_t cap) {
@@ -241,6 +259,11 @@ static void execute(struct command *c) {
       pthread_cond_broadcast(&changed);
       while (released <= c->target) pthread_cond_wait(&changed, &lock);
       held--;
+    } else if (c->function == 4 || c->function == 5) {
+      unsigned long long *from = array_bounds[c->function == 4 ? 0 : 2];
+      unsigned long long *to = array_bounds[c->function == 4 ? 1 : 3];
+      for (long n = to - from, k = 0; k < n && nctor_calls < 8; k++)
+        ctor_calls[nctor_calls++] = (long long)(c->function == 4 ? from[k] : from[n - 1 - k]);
     }
     break;
   case C_HOST:
@@ -534,18 +557,27 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *opt
     }
     jit_log(n, options, values, 3, "mock JIT: 1 kernel compiled");
   }
-  *m = malloc(1); __atomic_add_fetch(&live_modules, 1, __ATOMIC_RELAXED); return SUCCESS;
+  *m = malloc(1);
+  if (magic != 0xBA55ED50u && memcmp(text, "\x7f" "ELF", 4) != 0 && strstr(text, "__init_array_object_"))
+    ctor_module = *m;
+  __atomic_add_fetch(&live_modules, 1, __ATOMIC_RELAXED);
+  return SUCCESS;
 }
-CUresult cuModuleUnload(CUmodule m) { NEED_CONTEXT free(m); __atomic_sub_fetch(&live_modules, 1, __ATOMIC_RELAXED); return SUCCESS; }
+CUresult cuModuleUnload(CUmodule m) { NEED_CONTEXT if (m == ctor_module) ctor_module = NULL; free(m); __atomic_sub_fetch(&live_modules, 1, __ATOMIC_RELAXED); return SUCCESS; }
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
-  ENTRY; (void)m;
-  for (int i = 0; i < 4; i++)
-    if (!strcmp(name, kernel_names[i])) { *f = kernel_names[i]; return SUCCESS; }
+  ENTRY;
+  for (int i = 0; i < NKERNELS; i++)
+    if (!strcmp(name, kernel_names[i]) && (i < 4 || m == ctor_module)) { *f = kernel_names[i]; return SUCCESS; }
   return NOT_FOUND;
 }
-static int function_index(CUfunction f) { return (int)(((char(*)[16])f) - kernel_names); }
+static int function_index(CUfunction f) { return (int)(((char(*)[24])f) - kernel_names); }
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *size, CUmodule m, const char *name) {
-  ENTRY; (void)m; if (strcmp(name, "counter")) return NOT_FOUND;
+  ENTRY; (void)m;
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(name, ctor_object_names[i])) { *p = (CUdeviceptr)&ctor_objects[i]; *size = 8; return SUCCESS; }
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(name, bound_names[i])) { *p = (CUdeviceptr)&array_bounds[i]; *size = 8; return SUCCESS; }
+  if (strcmp(name, "counter")) return NOT_FOUND;
   *p = (CUdeviceptr)&counter_global; *size = sizeof counter_global; return SUCCESS;
 }
 /* 0: max threads per block; 1: static shared bytes; 8: max dynamic shared bytes. */

@@ -150,7 +150,10 @@ impl plugin::Device for AmdgpuDevice {
     }
 
     fn info(&self, key: DeviceInfo) -> Result<InfoValue> {
-        self.shared.facts.info(key)
+        match key {
+            DeviceInfo::NativeHandle => Ok(InfoValue::Handle(self.shared.agent.handle as usize)),
+            _ => self.shared.facts.info(key),
+        }
     }
 
     /// DEVICE memory from the GPU's coarse-grained pool, visible to its peers; HOST and

@@ -110,6 +110,12 @@ impl DeviceFacts {
         Ok(match key {
             K::Type => InfoValue::U32(DeviceType::Gpu as u32),
             K::Platform => return Err(Error::unknown("the runtime answers PLATFORM")),
+            K::NativeHandle => return Err(Error::unknown("the device answers its agent")),
+            K::NativeContext => {
+                return Err(crate::plugin::unsupported(
+                    "a native context: HSA has none (its agent is the device's handle)",
+                ))
+            }
             // LLVM's AMDGPU plugin names devices by their gfx target.
             K::Name => InfoValue::Str(self.name.clone()),
             K::ProductName if self.product_name.is_empty() => InfoValue::Str(self.name.clone()),
@@ -243,7 +249,7 @@ mod tests {
             InfoValue::U32(2)
         );
         assert!(f.info(DeviceInfo::Platform).is_err());
-        for key in DeviceInfo::all().filter(|&k| k != DeviceInfo::Platform) {
+        for key in DeviceInfo::all().filter(|&k| k != DeviceInfo::Platform && !k.is_native()) {
             assert!(f.info(key).is_ok(), "{key:?}");
         }
         let unnamed = DeviceFacts {

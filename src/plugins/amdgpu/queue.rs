@@ -90,6 +90,11 @@ unsafe extern "C" fn on_queue_error(status: HsaStatus, _queue: *mut Queue, data:
 }
 
 impl AqlQueue {
+    /// The runtime's `hsa_queue_t *`.
+    pub fn raw(&self) -> *mut Queue {
+        self.queue
+    }
+
     pub fn create(hsa: Arc<Hsa>, agent: Agent, size: u32) -> Result<AqlQueue> {
         let errors = Arc::new(ErrorSlot::default());
         let data = Arc::as_ptr(&errors) as *mut c_void;

@@ -504,6 +504,11 @@ impl StreamHooks for AmdgpuQueue {
         }
         Ok(state.last.as_ref().map_or(true, |s| s.is_done()))
     }
+
+    /// The AQL queue's `hsa_queue_t *` (kept for the stream's life).
+    fn native_handle(&self) -> usize {
+        self.queue.raw() as usize
+    }
 }
 
 impl Drop for AmdgpuQueue {

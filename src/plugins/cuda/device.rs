@@ -92,7 +92,12 @@ impl plugin::Device for CudaDevice {
     }
 
     fn info(&self, key: DeviceInfo) -> Result<InfoValue> {
-        self.facts.info(key)
+        match key {
+            // A CUdevice is the driver's ordinal (an int), handed over pointer-sized.
+            DeviceInfo::NativeHandle => Ok(InfoValue::Handle(self.context.device() as usize)),
+            DeviceInfo::NativeContext => Ok(InfoValue::Handle(self.context.handle().0 as usize)),
+            _ => self.facts.info(key),
+        }
     }
 
     fn allocate(&self, size: usize, kind: AllocKind) -> Result<usize> {

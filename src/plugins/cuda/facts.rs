@@ -116,6 +116,9 @@ impl DeviceFacts {
         Ok(match key {
             K::Type => InfoValue::U32(DeviceType::Gpu as u32),
             K::Platform => return Err(Error::unknown("the runtime answers PLATFORM")),
+            K::NativeHandle | K::NativeContext => {
+                return Err(Error::unknown("the device answers its native handles"))
+            }
             K::Name | K::ProductName => InfoValue::Str(self.name.clone()),
             K::Uid => InfoValue::Str(format_uuid(&self.uuid)),
             K::Vendor => InfoValue::Str(VENDOR.to_string()),
@@ -311,7 +314,7 @@ mod tests {
         let facts = h100();
         for key in DeviceInfo::all() {
             let answer = facts.info(key);
-            if key == DeviceInfo::Platform {
+            if key == DeviceInfo::Platform || key.is_native() {
                 assert!(answer.is_err());
                 continue;
             }

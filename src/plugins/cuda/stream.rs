@@ -188,6 +188,10 @@ impl StreamHooks for CudaQueue {
         let _current = self.context.make_current()?;
         self.context.driver().stream_query(self.stream)
     }
+
+    fn native_handle(&self) -> usize {
+        self.stream.0 as usize
+    }
 }
 
 impl Drop for CudaQueue {

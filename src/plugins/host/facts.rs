@@ -76,6 +76,11 @@ impl HostFacts {
         Ok(match key {
             K::Type => InfoValue::U32(crate::plugin::DeviceType::Host as u32),
             K::Platform => return Err(Error::unknown("the runtime answers PLATFORM")),
+            K::NativeHandle | K::NativeContext => {
+                return Err(crate::plugin::unsupported(
+                    "a native handle: the host device works through no vendor library",
+                ))
+            }
             K::Name | K::ProductName => InfoValue::Str(self.model_name.clone()),
             K::Uid => InfoValue::Str(self.uid.clone()),
             K::Vendor => InfoValue::Str(self.vendor.clone()),

@@ -699,7 +699,9 @@ impl Server {
         self.devices
             .iter()
             .map(|d| {
+                // A vendor handle means nothing outside this process.
                 DeviceInfo::all()
+                    .filter(|key| !key.is_native())
                     .filter_map(|key| {
                         let value = d.info(key).ok()?;
                         let value = match (key, value) {
