@@ -1,11 +1,12 @@
 # cmake -DPROGRAM=exe -DOURS=dir -DLLVM=dir [-DLABEL="LLVM 22's"] [-DARGS=a;b]
-#       [-DSTDERR=1] [-DENV=VAR=value] [-DANYWHERE=1] -P compare_runtimes.cmake
+#       [-DSTDERR=1] [-DENV=VAR=value] [-DANYWHERE=1] [-DQUEUED=1] -P compare_runtimes.cmake
 # Runs PROGRAM (with ARGS, and ENV set) with our libomptarget and with LLVM's (the one in
 # LLVM); their stdout and exit status must be the same, and the run on ours must show
 # liboffload launching a kernel. With STDERR=1 (programs that must fail, or that print
 # LIBOMPTARGET_INFO) their stderr must be the same too, addresses aside. With ANYWHERE=1
 # (a GPU program, which falls back to the host where there is no GPU) no launch is
-# required.
+# required. With QUEUED=1 some kernel must have been launched on a queue (asynchronous
+# `nowait` regions).
 foreach(var PROGRAM OURS LLVM)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "${var} is not set")
@@ -50,6 +51,9 @@ if(STDERR)
   endif()
 elseif(NOT ANYWHERE AND NOT ours_err MATCHES "olLaunchKernel\\([^\n]*-> OL_SUCCESS")
   message(FATAL_ERROR "our run shows no successful olLaunchKernel: was our libomptarget used?\n${ours_err}")
+endif()
+if(QUEUED AND NOT ours_err MATCHES "olLaunchKernel\\(Queue=0x[1-9a-f][^\n]*-> OL_SUCCESS")
+  message(FATAL_ERROR "our run launched no kernel on a queue: were the nowait regions asynchronous?\n${ours_err}")
 endif()
 if(ours_err MATCHES "not implemented yet|panicked")
   message(FATAL_ERROR "our run reported a problem:\n${ours_err}")

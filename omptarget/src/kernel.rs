@@ -11,11 +11,15 @@ use crate::info;
 use crate::kernel_env::{self, ExecMode, LAUNCH_ENV_SIZE};
 use crate::launch_plan::{self, Grid, Request};
 use crate::mapping::MappingTable;
+use crate::nowait;
 use crate::ol;
 use crate::policy::{self, message};
 use crate::profile;
 use crate::registry::{self, resolve_or_abort, Target};
 use std::ffi::c_void;
+
+/// `KernelArgsTy::Flags.NoWait`, its lowest bit.
+const KERNEL_FLAG_NOWAIT: u64 = 1;
 
 /// A private copy (`firstprivate` of a non-scalar) made for one launch.
 struct PrivateCopy {
@@ -191,13 +195,47 @@ impl Drop for GpuLaunch {
     }
 }
 
-/// Maps, launches and releases one target region.
-pub(crate) fn run_region(
+/// A region whose kernel was launched (on a queue, or run already): what releasing it
+/// needs once the kernel is done.
+pub(crate) struct Launched {
+    device: usize,
+    devs: Devices,
+    args: Vec<MapArg>,
+    privates: Vec<PrivateCopy>,
+    gpu: Option<GpuLaunch>,
+}
+
+impl Launched {
+    /// Frees the launch's own copies, then ends the region's mappings (copies back).
+    pub(crate) fn finish(self) -> Result<(), Failed> {
+        let Launched {
+            device,
+            devs,
+            args,
+            privates,
+            gpu,
+        } = self;
+        for copy in privates {
+            let _ = ol::free(copy.device_begin);
+        }
+        drop(gpu);
+        let mut state = registry::state();
+        data::end(&mut state.devices[device].table, devs, &args).inspect_err(|_| {
+            message("error: Call to targetDataEnd failed, abort target.");
+            message("error: Failed to process data after launching the kernel.");
+        })
+    }
+}
+
+/// Maps a region's arguments and launches its kernel: on `queue` (returning while it
+/// runs), or to completion without one.
+pub(crate) fn launch_region(
     device: usize,
     host_ptr: usize,
-    args: &[MapArg],
+    args: Vec<MapArg>,
     launch: Launch,
-) -> Result<(), Failed> {
+    queue: Option<&ol::Queue>,
+) -> Result<Launched, Failed> {
     let Launch {
         with_dyn_ptr,
         blocks,
@@ -227,12 +265,12 @@ pub(crate) fn run_region(
     let values = {
         let mut state = registry::state();
         let table = &mut state.devices[device].table;
-        if data::begin(table, devs, args).is_err() {
+        if data::begin(table, devs, &args).is_err() {
             message("error: Call to targetDataBegin failed, abort target.");
             message("error: Failed to process data before launching the kernel.");
             return Err(Failed);
         }
-        let values = kernel_values(table, devs, args, with_dyn_ptr, &mut privates);
+        let values = kernel_values(table, devs, &args, with_dyn_ptr, &mut privates);
         // On a GPU: the grid by LLVM's rules, and the launch environment in front.
         match (values, state.devices[device].gpu.as_ref()) {
             (Ok(mut values), Some(gpu)) => {
@@ -263,33 +301,41 @@ pub(crate) fn run_region(
         let _timed = profile::scope("Kernel Target", || {
             format!("NumArguments={};NumTeams={blocks}", values.len())
         });
-        let result = match &gpu {
-            Some(g) => ol::launch_grid(
-                devs.device,
-                kernel,
-                ol::as_bytes(&values),
-                [g.grid.blocks, 1, 1],
-                [g.grid.threads, 1, 1],
-                g.dyn_shared,
-            ),
-            None => ol::launch(devs.device, kernel, &values),
+        let (grid, threads, dyn_shared) = match &gpu {
+            Some(g) => (g.grid.blocks, g.grid.threads, g.dyn_shared),
+            None => (1, 1, 0),
         };
-        drop(gpu);
-        result.map_err(|e| {
+        ol::launch_grid(
+            queue,
+            devs.device,
+            kernel,
+            ol::as_bytes(&values),
+            [grid, 1, 1],
+            [threads, 1, 1],
+            dyn_shared,
+        )
+        .map(|()| gpu)
+        .map_err(|e| {
             message(&format!("error: {e}"));
             message("error: Executing target region abort target.");
             Failed
         })
     });
-    for copy in privates {
-        let _ = ol::free(copy.device_begin);
+    match launched {
+        Ok(gpu) => Ok(Launched {
+            device,
+            devs,
+            args,
+            privates,
+            gpu,
+        }),
+        Err(failed) => {
+            for copy in privates {
+                let _ = ol::free(copy.device_begin);
+            }
+            Err(failed)
+        }
     }
-    launched?;
-    let mut state = registry::state();
-    data::end(&mut state.devices[device].table, devs, args).inspect_err(|_| {
-        message("error: Call to targetDataEnd failed, abort target.");
-        message("error: Failed to process data after launching the kernel.");
-    })
 }
 
 /// Runs a target region. 0 on success; non-zero tells clang's code to run the host
@@ -307,6 +353,35 @@ pub unsafe extern "C" fn __tgt_target_kernel(
     args: *mut KernelArgs,
 ) -> i32 {
     boundary("__tgt_target_kernel", || {
+        // SAFETY: the caller's promise, passed on.
+        unsafe {
+            target_kernel(
+                loc,
+                device_id,
+                num_teams,
+                thread_limit,
+                host_ptr,
+                args,
+                false,
+            )
+        }
+    })
+}
+
+/// `__tgt_target_kernel` and its `nowait` form (which may leave the region in flight).
+///
+/// # Safety
+/// As `__tgt_target_kernel`.
+unsafe fn target_kernel(
+    loc: *mut c_void,
+    device_id: i64,
+    num_teams: i32,
+    thread_limit: i32,
+    host_ptr: *mut c_void,
+    args: *mut KernelArgs,
+    nowait: bool,
+) -> i32 {
+    {
         let device = match resolve_or_abort(device_id, loc) {
             Target::Device(device) => device,
             Target::Host => return OFFLOAD_FAIL,
@@ -351,7 +426,9 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         }
         // Records before version 2 have no clauses, trip count or dynamic memory: the
         // call's arguments stand.
-        let (teams, thread_limit, trip_count, dyn_shared) = if version >= 2 {
+        // The record's flags say `nowait` too (clang calls __tgt_target_kernel in the
+        // region's task with the NoWait bit set).
+        let (teams, thread_limit, trip_count, dyn_shared, nowait) = if version >= 2 {
             // SAFETY: a version 2+ record has these fields (the caller's promise).
             let k = unsafe { &*args };
             (
@@ -359,9 +436,16 @@ pub unsafe extern "C" fn __tgt_target_kernel(
                 k.thread_limit[0],
                 k.tripcount,
                 k.dyn_cgroup_mem,
+                nowait || k.flags & KERNEL_FLAG_NOWAIT != 0,
             )
         } else {
-            (num_teams.max(0) as u32, thread_limit.max(0) as u32, 0, 0)
+            (
+                num_teams.max(0) as u32,
+                thread_limit.max(0) as u32,
+                0,
+                0,
+                nowait,
+            )
         };
         let blocks = if num_teams == -1 || teams == 0 {
             1
@@ -384,7 +468,18 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         let timed = profile::scope("Runtime: target exe", || {
             format!("NumTeams={num_teams};NumArgs={}", list.len())
         });
-        let ok = run_region(device, host_ptr as usize, &list, launch).is_ok();
+        // A GPU's `nowait` region in a task libomp can poll is left in flight (any
+        // device's with OFFLOAD_NOWAIT_ASYNC=1).
+        let slot = (nowait
+            && (nowait::on_every_device() || registry::state().devices[device].gpu.is_some()))
+        .then(nowait::task_slot)
+        .flatten();
+        let ok = match slot {
+            Some(slot) => nowait::start(slot, device, host_ptr as usize, list, launch, loc),
+            None => launch_region(device, host_ptr as usize, list, launch, None)
+                .and_then(Launched::finish),
+        }
+        .is_ok();
         drop(timed);
         policy::handle_outcome(ok, true, loc);
         if ok {
@@ -392,11 +487,12 @@ pub unsafe extern "C" fn __tgt_target_kernel(
         } else {
             OFFLOAD_FAIL
         }
-    })
+    }
 }
 
-/// The `nowait` form, run synchronously: libomp already wraps it in a task that honours
-/// the `depend` clauses, so finishing before returning is a valid schedule.
+/// The `nowait` form: libomp wraps it in a task that honours the `depend` clauses. On a
+/// GPU the region is left in flight for libomp to poll (`nowait.rs`); elsewhere it runs
+/// to completion, a valid schedule too.
 ///
 /// # Safety
 /// As `__tgt_target_kernel`.
@@ -416,22 +512,29 @@ pub unsafe extern "C" fn __tgt_target_kernel_nowait(
 ) -> i32 {
     boundary("__tgt_target_kernel_nowait", || {
         // SAFETY: the caller's promise, passed on.
-        unsafe { __tgt_target_kernel(loc, device_id, num_teams, thread_limit, host_ptr, args) }
+        unsafe {
+            target_kernel(
+                loc,
+                device_id,
+                num_teams,
+                thread_limit,
+                host_ptr,
+                args,
+                true,
+            )
+        }
     })
 }
 
-/// libomp asks whether a `nowait` region's asynchronous work is done. This layer
-/// finishes every region before returning and never hands out an async handle, so
-/// there is never anything pending: the handle is cleared, as LLVM does on completion.
+/// libomp asks whether a `nowait` region left in flight is done (`nowait::query`).
 ///
 /// # Safety
-/// `async_handle` is NULL or points to libomp's handle slot.
+/// `async_handle` is NULL or points to libomp's handle slot, as `__tgt_target_kernel_nowait`
+/// left it.
 #[no_mangle]
 pub unsafe extern "C" fn __tgt_target_nowait_query(async_handle: *mut *mut c_void) {
     boundary("__tgt_target_nowait_query", || {
-        if !async_handle.is_null() {
-            // SAFETY: non-NULL: libomp's slot.
-            unsafe { *async_handle = std::ptr::null_mut() };
-        }
+        // SAFETY: the caller's promise, passed on.
+        unsafe { nowait::query(async_handle) }
     })
 }

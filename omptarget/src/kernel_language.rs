@@ -182,10 +182,11 @@ unsafe fn launch(
         (dev.handle, kernel, dev.gpu.is_some(), name)
     };
     if on_gpu {
-        return ol::launch_grid(handle, kernel, packed, blocks, threads, shared);
+        return ol::launch_grid(None, handle, kernel, packed, blocks, threads, shared);
     }
     let values = host_values(&name, packed)?;
     ol::launch_grid(
+        None,
         handle,
         kernel,
         ol::as_bytes(&values),

@@ -60,6 +60,7 @@ pub mod memcpy_async;
 pub mod memcpy_rect;
 pub mod memset;
 pub mod not_implemented;
+pub mod nowait;
 pub mod ol;
 pub mod policy;
 pub mod profile;

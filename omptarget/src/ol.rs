@@ -326,7 +326,7 @@ pub fn memcpy(dst: usize, dst_dev: Device, src: usize, src_dev: Device, size: us
 /// Runs `kernel` once, synchronously, with one pointer-sized value per argument (LLVM's
 /// host-plugin convention, which the unmarked functions of clang's host images follow).
 pub fn launch(device: Device, kernel: Symbol, args: &[usize]) -> Result<()> {
-    launch_grid(device, kernel, as_bytes(args), [1; 3], [1; 3], 0)
+    launch_grid(None, device, kernel, as_bytes(args), [1; 3], [1; 3], 0)
 }
 
 /// Pointer-sized argument values as the byte buffer `olLaunchKernel` takes.
@@ -336,9 +336,11 @@ pub fn as_bytes(values: &[usize]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), std::mem::size_of_val(values)) }
 }
 
-/// Runs `kernel` synchronously on a grid of `blocks` teams of `threads` threads (each
-/// `[x, y, z]`), `args` its parameter bytes laid out as the kernel takes them.
+/// Runs `kernel` on a grid of `blocks` teams of `threads` threads (each `[x, y, z]`),
+/// `args` its parameter bytes laid out as the kernel takes them: to completion, or
+/// enqueued on `queue`.
 pub fn launch_grid(
+    queue: Option<&Queue>,
     device: Device,
     kernel: Symbol,
     args: &[u8],
@@ -365,7 +367,14 @@ pub fn launch_grid(
         args.as_ptr().cast()
     };
     check(
-        olLaunchKernel(null_mut(), device.0, kernel.0, data, args.len(), &size),
+        olLaunchKernel(
+            queue.map_or(null_mut(), |q| q.0),
+            device.0,
+            kernel.0,
+            data,
+            args.len(),
+            &size,
+        ),
         "olLaunchKernel",
     )
 }
@@ -400,8 +409,28 @@ pub fn create_queue(device: Device) -> Result<Queue> {
 
 /// Waits for the queue's work, then ends the queue.
 pub fn destroy_queue(queue: Queue) -> Result<()> {
-    let synced = check(olSyncQueue(queue.0), "olSyncQueue");
+    let synced = sync_queue(&queue);
     check(olDestroyQueue(queue.0), "olDestroyQueue").and(synced)
+}
+
+/// Waits for the queue's work: the first failure of it since the last wait.
+pub fn sync_queue(queue: &Queue) -> Result<()> {
+    check(olSyncQueue(queue.0), "olSyncQueue")
+}
+
+/// Whether the queue has no work pending (an error: the queue stopped on a failure).
+pub fn queue_is_empty(queue: &Queue) -> Result<bool> {
+    let mut empty = false;
+    check(
+        olGetQueueInfo(
+            queue.0,
+            OL_QUEUE_INFO_EMPTY,
+            std::mem::size_of::<bool>(),
+            (&mut empty as *mut bool).cast(),
+        ),
+        "olGetQueueInfo",
+    )?;
+    Ok(empty)
 }
 
 /// The vendor's queue under `queue` (`OL_QUEUE_INFO_NATIVE_HANDLE`).

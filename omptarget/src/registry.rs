@@ -388,6 +388,7 @@ pub fn unregister(desc: usize) {
     state.all.clear();
     state.host = None;
     state.initialized = false;
+    crate::nowait::drain_queues();
     if let Err(e) = ol::shut_down() {
         policy::message(&format!("error: {e}"));
     }
