@@ -90,32 +90,59 @@ struct InFlight {
     loc: usize,
 }
 
-/// Queues not in use, with their devices: each region in flight holds one.
-static IDLE_QUEUES: Mutex<Vec<(Device, Queue)>> = Mutex::new(Vec::new());
+/// The queues of a device regions may hold at once; past them a `nowait` region runs to
+/// completion in its task (a thousand regions in flight would otherwise make a thousand
+/// queues).
+const QUEUES_PER_DEVICE: usize = 32;
 
-fn take_queue(device: Device) -> ol::Result<Queue> {
-    let mut idle = IDLE_QUEUES.lock();
-    match idle.iter().position(|(d, _)| *d == device) {
-        Some(i) => Ok(idle.swap_remove(i).1),
-        None => {
-            drop(idle);
-            ol::create_queue(device)
-        }
+/// The queues made, with their devices: those not in use, and how many exist.
+struct Queues {
+    idle: Vec<(Device, Queue)>,
+    made: Vec<(Device, usize)>,
+}
+
+static QUEUES: Mutex<Queues> = Mutex::new(Queues {
+    idle: Vec::new(),
+    made: Vec::new(),
+});
+
+/// An idle queue of `device`, or a new one while it has fewer than the cap; `Ok(None)`
+/// at the cap.
+fn take_queue(device: Device) -> ol::Result<Option<Queue>> {
+    let mut queues = QUEUES.lock();
+    if let Some(i) = queues.idle.iter().position(|(d, _)| *d == device) {
+        return Ok(Some(queues.idle.swap_remove(i).1));
     }
+    let made = match queues.made.iter().position(|(d, _)| *d == device) {
+        Some(i) => &mut queues.made[i].1,
+        None => {
+            queues.made.push((device, 0));
+            &mut queues.made.last_mut().expect("just pushed").1
+        }
+    };
+    if *made >= QUEUES_PER_DEVICE {
+        return Ok(None);
+    }
+    let queue = ol::create_queue(device)?;
+    *made += 1;
+    Ok(Some(queue))
 }
 
 fn give_back(device: Device, queue: Queue) {
-    IDLE_QUEUES.lock().push((device, queue));
+    QUEUES.lock().idle.push((device, queue));
 }
 
 /// Ends the idle queues (before liboffload shuts down).
 pub fn drain_queues() {
-    for (_, queue) in IDLE_QUEUES.lock().drain(..) {
+    let mut queues = QUEUES.lock();
+    for (_, queue) in queues.idle.drain(..) {
         let _ = ol::destroy_queue(queue);
     }
+    queues.made.clear();
 }
 
-/// Starts region `host_ptr` on `device` asynchronously and leaves it in `slot`.
+/// Starts region `host_ptr` on `device` asynchronously and leaves it in `slot`; with
+/// every queue of the device busy, runs it to completion.
 pub(crate) fn start(
     slot: *mut *mut c_void,
     device: usize,
@@ -132,6 +159,9 @@ pub(crate) fn start(
         message(&format!("error: {e}"));
         Failed
     })?;
+    let Some(queue) = queue else {
+        return launch_region(device, host_ptr, args, launch, None)?.finish();
+    };
     match launch_region(device, host_ptr, args, launch, Some(&queue)) {
         Ok(launched) => {
             let in_flight = Box::new(InFlight {
