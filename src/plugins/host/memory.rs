@@ -1,8 +1,10 @@
 //! Raw host memory for the host device: aligned allocation, copies and fills.
 
+use super::block_cache::{block_size, BlockCache};
 use super::parallel::parallel_for;
 use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::worker_pool::WorkerPool;
 use std::alloc::Layout;
 
 /// Every block is aligned to a cache line. Not more: glibc serves page-aligned requests
@@ -16,10 +18,22 @@ fn layout(size: usize) -> Result<Layout> {
     })
 }
 
-pub fn allocate(size: usize) -> Result<usize> {
-    let layout = layout(size)?;
+/// Allocates `size` bytes (`size > 0`), reusing a kept block of the same size when there
+/// is one (`block_cache`); when the system has no memory left, the kept blocks are freed
+/// and the allocation tried once more.
+pub fn allocate(cache: &BlockCache, size: usize) -> Result<usize> {
+    let block = block_size(size);
+    if let Some(addr) = cache.take(block) {
+        return Ok(addr);
+    }
+    let layout = layout(block)?;
     // SAFETY: `layout` has a non-zero size (the runtime refuses size 0 before calling in).
-    let ptr = unsafe { std::alloc::alloc(layout) };
+    let mut ptr = unsafe { std::alloc::alloc(layout) };
+    if ptr.is_null() {
+        release(cache);
+        // SAFETY: as above.
+        ptr = unsafe { std::alloc::alloc(layout) };
+    }
     if ptr.is_null() {
         return Err(Error::out_of_resources(format!(
             "the host could not allocate {size} bytes"
@@ -28,10 +42,26 @@ pub fn allocate(size: usize) -> Result<usize> {
     Ok(ptr as usize)
 }
 
-pub fn free(addr: usize, size: usize) -> Result<()> {
-    let layout = layout(size)?;
-    // SAFETY: the memory manager frees only blocks `allocate` returned, with the size
-    // they were allocated with, so the layout matches.
+/// Frees a block `allocate` returned for `size` bytes: large ones go to the cache.
+pub fn free(cache: &BlockCache, addr: usize, size: usize) -> Result<()> {
+    for (addr, block) in cache.put(addr, block_size(size)) {
+        free_block(addr, block)?;
+    }
+    Ok(())
+}
+
+/// Frees every kept block (out of memory, or the device is going away).
+pub fn release(cache: &BlockCache) {
+    for (addr, block) in cache.drain() {
+        let _ = free_block(addr, block);
+    }
+}
+
+fn free_block(addr: usize, block: usize) -> Result<()> {
+    let layout = layout(block)?;
+    // SAFETY: every block was allocated by `allocate` with `block_size` of its request,
+    // which is `block` here, so the layout matches; each is freed once (the cache hands a
+    // block out or back, never both).
     unsafe { std::alloc::dealloc(addr as *mut u8, layout) };
     Ok(())
 }
@@ -39,15 +69,34 @@ pub fn free(addr: usize, size: usize) -> Result<()> {
 /// Copies and fills at least this large are split over the worker pool: one core alone
 /// does not use all of the memory bandwidth.
 const PARALLEL_MIN: usize = 8 << 20;
-/// About the piece each worker takes at a time.
+/// About the piece each thread takes at a time.
 const PARALLEL_CHUNK: usize = 1 << 20;
+/// The pieces toward the end are this much smaller, so the threads finish close
+/// together: the caller's wait for a helper's last piece is a quarter as long.
+const TAIL_DIVISOR: usize = 4;
 
-/// Runs `piece(offset, length)` over `[0, size)` in pieces of `chunk` bytes, on every
-/// core. Returns false if a piece panicked (then the caller redoes the whole range).
-fn in_parallel_pieces(size: usize, chunk: usize, piece: &(dyn Fn(usize, usize) + Sync)) -> bool {
-    parallel_for(size.div_ceil(chunk), &|i| {
-        let at = i * chunk;
-        piece(at, chunk.min(size - at));
+/// Runs `piece(offset, length)` over `[0, size)` on every core: pieces of `chunk` bytes,
+/// then the last stretch (two pieces per thread) in pieces of `small` bytes. Both are
+/// multiples of what a piece must hold whole. Returns false if a piece panicked (then the
+/// caller redoes the whole range).
+fn in_parallel_pieces(
+    size: usize,
+    chunk: usize,
+    small: usize,
+    piece: &(dyn Fn(usize, usize) + Sync),
+) -> bool {
+    let threads = WorkerPool::global().threads();
+    let tail = (2 * threads * chunk).min(size);
+    let big_end = (size - tail) / chunk * chunk;
+    let big = big_end / chunk;
+    let pieces = big + (size - big_end).div_ceil(small);
+    parallel_for(pieces, &|i| {
+        let (at, n) = if i < big {
+            (i * chunk, chunk)
+        } else {
+            (big_end + (i - big) * small, small)
+        };
+        piece(at, n.min(size - at));
     })
     .is_ok()
 }
@@ -63,7 +112,8 @@ pub fn copy(dst: usize, src: usize, size: usize) {
     if !disjoint || size < PARALLEL_MIN {
         return whole();
     }
-    let done = in_parallel_pieces(size, PARALLEL_CHUNK, &|at, n| {
+    let small = PARALLEL_CHUNK / TAIL_DIVISOR;
+    let done = in_parallel_pieces(size, PARALLEL_CHUNK, small, &|at, n| {
         // SAFETY: as above, and the ranges do not overlap; each piece lies inside them
         // and is copied by exactly one thread.
         unsafe { copy::copy_bytes((dst + at) as *mut u8, (src + at) as *const u8, n) };
@@ -80,7 +130,10 @@ pub fn fill(dst: usize, pattern: &[u8], size: usize) {
     // Pieces hold whole repetitions of the pattern, so each starts with its first byte.
     let chunk = PARALLEL_CHUNK / pattern.len() * pattern.len();
     let chunk = chunk.max(pattern.len());
-    if !in_parallel_pieces(size, chunk, &|at, n| fill_serial(dst + at, pattern, n)) {
+    let small = (chunk / TAIL_DIVISOR / pattern.len() * pattern.len()).max(pattern.len());
+    if !in_parallel_pieces(size, chunk, small, &|at, n| {
+        fill_serial(dst + at, pattern, n)
+    }) {
         fill_serial(dst, pattern, size);
     }
 }

@@ -1,0 +1,116 @@
+//! Whether the worker pool's helpers keep up, judged by what `parallel_for` saw lately.
+//!
+//! A helper that the scheduler takes off its core in the middle of an index holds the
+//! whole `parallel_for` until it runs again: on a machine whose cores are all busy (an
+//! MPI rank or an OpenMP thread per core, another program) that is a scheduler slice,
+//! milliseconds, where the index itself takes microseconds. The caller cannot take that
+//! index back (the helper is inside it, touching the caller's memory), so the remedy is
+//! not to ask for help while that happens: when the caller waited for helpers much longer
+//! than an index takes, later calls run on the caller alone for a while (the single-threaded
+//! way, which a busy machine gives no reason to beat), then try helpers again. The pause
+//! doubles while helpers keep lagging, up to [`MAX_PAUSE`], and resets when they keep up.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// The first pause after helpers lagged.
+const FIRST_PAUSE: Duration = Duration::from_millis(20);
+/// The longest pause: a machine that stops being busy gets its helpers back within this.
+const MAX_PAUSE: Duration = Duration::from_millis(640);
+/// A wait for helpers counts as lagging when it is longer than this many times the
+/// caller's own time per index, plus [`SLACK`] (a running helper finishing its last
+/// index takes about one index's time).
+const LAG_FACTOR: u32 = 4;
+const SLACK: Duration = Duration::from_micros(50);
+
+/// The clock's origin, so times fit one atomic word.
+static ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
+/// What the process's `parallel_for` calls saw.
+static GLOBAL: HelperLag = HelperLag::new();
+
+fn now_ns() -> u64 {
+    ORIGIN.elapsed().as_nanos() as u64
+}
+
+/// Whether this call should run without helpers.
+#[inline]
+pub fn paused() -> bool {
+    GLOBAL.paused_at(now_ns())
+}
+
+/// What one call with helpers saw: the caller ran `own_indices` indices in `own_time`,
+/// then waited `waited` for helpers still inside theirs.
+pub fn record(own_time: Duration, own_indices: usize, waited: Duration) {
+    GLOBAL.record_at(now_ns(), own_time, own_indices, waited);
+}
+
+/// The state behind [`paused`] and [`record`]; times in ns from any fixed origin.
+struct HelperLag {
+    /// Until when calls run without helpers; 0 when they may use them.
+    paused_until: AtomicU64,
+    /// The length of the last pause (0: helpers kept up last time).
+    last_pause: AtomicU64,
+}
+
+impl HelperLag {
+    const fn new() -> Self {
+        HelperLag {
+            paused_until: AtomicU64::new(0),
+            last_pause: AtomicU64::new(0),
+        }
+    }
+
+    #[inline]
+    fn paused_at(&self, now: u64) -> bool {
+        let until = self.paused_until.load(Relaxed);
+        until != 0 && now < until
+    }
+
+    fn record_at(&self, now: u64, own_time: Duration, own_indices: usize, waited: Duration) {
+        let per_index = own_time / own_indices.max(1) as u32;
+        if waited <= per_index * LAG_FACTOR + SLACK {
+            if self.last_pause.load(Relaxed) != 0 {
+                self.last_pause.store(0, Relaxed);
+            }
+            return;
+        }
+        let last = self.last_pause.load(Relaxed);
+        let pause = if last == 0 {
+            FIRST_PAUSE.as_nanos() as u64
+        } else {
+            (last * 2).min(MAX_PAUSE.as_nanos() as u64)
+        };
+        self.last_pause.store(pause, Relaxed);
+        self.paused_until.store(now + pause, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_wait_pauses_helpers_and_a_short_one_does_not() {
+        let lag = HelperLag::new();
+        let index = Duration::from_micros(100);
+        let first = FIRST_PAUSE.as_nanos() as u64;
+        lag.record_at(1_000, index * 8, 8, index);
+        assert!(!lag.paused_at(1_000));
+        lag.record_at(1_000, index * 8, 8, Duration::from_millis(3));
+        assert!(lag.paused_at(1_000) && lag.paused_at(first));
+        assert!(!lag.paused_at(1_000 + first));
+        // Lagging again doubles the pause, up to the longest.
+        lag.record_at(1_000, index * 8, 8, Duration::from_millis(3));
+        assert!(lag.paused_at(2 * first));
+        for _ in 0..20 {
+            lag.record_at(1_000, index * 8, 8, Duration::from_millis(3));
+        }
+        assert_eq!(lag.last_pause.load(Relaxed), MAX_PAUSE.as_nanos() as u64);
+        // Keeping up resets the next pause's length (the current one runs out by itself).
+        lag.record_at(1_000, index * 8, 8, Duration::ZERO);
+        assert_eq!(lag.last_pause.load(Relaxed), 0);
+        lag.record_at(5_000_000_000, index * 8, 8, Duration::from_millis(3));
+        assert!(!lag.paused_at(5_000_000_000 + first));
+    }
+}
