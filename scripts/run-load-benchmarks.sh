@@ -81,9 +81,10 @@ awk '
     tail[level, who, $2] = tail[level, who, $2] " " p90
   }
   $1 == "CRASH" { crash[level, who, $2] = 1 }
+  function num(v) { return v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : sprintf("%.2f", v) }
   function cell(level, who, key) {
     if (!((level, who, key) in med)) return "-"
-    return sprintf("%.3g (%.3g)", mid(med[level, who, key]), mid(tail[level, who, key]))
+    return num(mid(med[level, who, key])) " (" num(mid(tail[level, who, key])) ")"
   }
   function ratio(level, a, ka, b, kb) {
     if (!((level, a, ka) in med) || !((level, b, kb) in med)) return "-"

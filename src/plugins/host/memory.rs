@@ -1,7 +1,7 @@
 //! Raw host memory for the host device: aligned allocation, copies and fills.
 
 use super::block_cache::{block_size, BlockCache};
-use super::parallel::parallel_for;
+use super::parallel::{helpers_paused, parallel_for};
 use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::foundation::worker_pool::WorkerPool;
@@ -109,7 +109,7 @@ pub fn copy(dst: usize, src: usize, size: usize) {
         unsafe { copy::move_bytes(dst as *mut u8, src as *const u8, size) };
     };
     let disjoint = dst.abs_diff(src) >= size;
-    if !disjoint || size < PARALLEL_MIN {
+    if !disjoint || size < PARALLEL_MIN || helpers_paused() {
         return whole();
     }
     let small = PARALLEL_CHUNK / TAIL_DIVISOR;
@@ -124,7 +124,7 @@ pub fn copy(dst: usize, src: usize, size: usize) {
 }
 
 pub fn fill(dst: usize, pattern: &[u8], size: usize) {
-    if size < PARALLEL_MIN || pattern.is_empty() {
+    if size < PARALLEL_MIN || pattern.is_empty() || helpers_paused() {
         return fill_serial(dst, pattern, size);
     }
     // Pieces hold whole repetitions of the pattern, so each starts with its first byte.
@@ -145,6 +145,11 @@ fn fill_serial(dst: usize, pattern: &[u8], size: usize) {
     if let [byte] = pattern {
         out.fill(*byte);
         return;
+    }
+    if let Some(word) = repeated_word(pattern) {
+        if size >= WORD_FILL_MIN && store_words(out, word) {
+            return;
+        }
     }
     // Write the pattern once, then double the filled prefix up to a block that stays in
     // the L1 cache, then copy that block over the rest: each step is one memcpy, and past
@@ -169,13 +174,68 @@ fn fill_serial(dst: usize, pattern: &[u8], size: usize) {
 /// The repeating block of a fill with a pattern longer than a byte (half an L1 cache).
 const FILL_BLOCK: usize = 16 << 10;
 
+/// From this size a fill with a 2-, 4- or 8-byte pattern is done with string stores.
+const WORD_FILL_MIN: usize = 4096;
+
+/// A 2-, 4- or 8-byte pattern repeated into 8 bytes (memory order), for word stores.
+fn repeated_word(pattern: &[u8]) -> Option<u64> {
+    if !matches!(pattern.len(), 2 | 4 | 8) {
+        return None;
+    }
+    let mut bytes = [0u8; 8];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = pattern[i % pattern.len()];
+    }
+    Some(u64::from_ne_bytes(bytes))
+}
+
+/// Fills `out` (its length a multiple of the pattern's, which `word` repeats) with `rep
+/// stosq`: the same fast-string stores glibc's memset uses for large blocks, which write
+/// whole cache lines without reading them first (a fill by copies reads each line before
+/// writing it: 64 MiB took 1.6x memset's time). Returns false where there is no such
+/// instruction.
+#[cfg(target_arch = "x86_64")]
+fn store_words(out: &mut [u8], word: u64) -> bool {
+    let words = out.len() / 8;
+    // SAFETY: `rep stosq` writes `words` 8-byte values from `out`'s start, inside `out`;
+    // the direction flag is clear (the ABI guarantees it at every call), and the
+    // instruction changes no flags and only the registers named here.
+    unsafe {
+        std::arch::asm!(
+            "rep stosq",
+            inout("rcx") words => _,
+            inout("rdi") out.as_mut_ptr() => _,
+            in("rax") word,
+            options(nostack, preserves_flags)
+        );
+    }
+    // The rest is shorter than a word and starts at a whole number of words, so at the
+    // pattern's start (the pattern's length divides 8).
+    let tail = out.len() % 8;
+    let at = out.len() - tail;
+    out[at..].copy_from_slice(&word.to_ne_bytes()[..tail]);
+    true
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn store_words(_: &mut [u8], _: u64) -> bool {
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn fills_repeat_any_pattern_exactly() {
-        for pattern in [&[7u8][..], &[1, 2], &[1, 2, 3], &[9, 8, 7, 6], &[5; 13]] {
+        for pattern in [
+            &[7u8][..],
+            &[1, 2],
+            &[1, 2, 3],
+            &[9, 8, 7, 6],
+            &[1, 2, 3, 4, 5, 6, 7, 8],
+            &[5; 13],
+        ] {
             let len = pattern.len();
             for reps in [
                 1,

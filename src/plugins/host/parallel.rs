@@ -60,6 +60,14 @@ pub fn parallel_for(count: usize, body: &(dyn Fn(usize) + Sync)) -> Result<(), S
     result
 }
 
+/// Whether `parallel_for` is running on the caller alone for now (helpers lagged lately):
+/// work that is faster as one piece than as many (a copy: glibc copies large blocks with
+/// non-temporal stores, pieces with ordinary ones) is then better done whole.
+#[inline]
+pub fn helpers_paused() -> bool {
+    helper_lag::paused()
+}
+
 /// The caller's `body`, sent to helpers.
 struct BodyPtr(*const (dyn Fn(usize) + Sync + 'static));
 // SAFETY: `body` is `Sync`, so using it from helper threads is sound; the pointer is only
