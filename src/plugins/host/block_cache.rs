@@ -24,10 +24,14 @@ const MAX_BLOCK: usize = MAX_BYTES / 2;
 /// cost nothing), so requests of nearly the same size share blocks. The same request
 /// always gives the same size, so `free` recomputes it.
 pub fn block_size(size: usize) -> usize {
+    // Sizes no power of two holds are left as they are (the allocation refuses them).
+    let Some(power) = size.checked_next_power_of_two() else {
+        return size;
+    };
     if size < MIN_CACHED {
         return size;
     }
-    let step = size.next_power_of_two() / 8;
+    let step = power / 8;
     size.div_ceil(step).saturating_mul(step)
 }
 
@@ -93,6 +97,8 @@ mod tests {
         assert_eq!(block_size(8 << 20), 8 << 20);
         assert_eq!(block_size((8 << 20) + 1), 10 << 20);
         assert_eq!(block_size(3_000_000), 3 << 20);
+        assert_eq!(block_size(usize::MAX), usize::MAX);
+        assert_eq!(block_size((usize::MAX >> 1) + 2), (usize::MAX >> 1) + 2);
     }
 
     #[test]
