@@ -9,6 +9,9 @@
 //! than an index takes, later calls run on the caller alone for a while (the single-threaded
 //! way, which a busy machine gives no reason to beat), then try helpers again. The pause
 //! doubles while helpers keep lagging, up to [`MAX_PAUSE`], and resets when they keep up.
+//! A caller that was itself taken off its core during a long split copy pauses helpers the
+//! same way ([`record_preempted`]): the cores are oversubscribed, and a split copy then
+//! waits for whichever of its threads the scheduler serves last.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::LazyLock;
@@ -45,6 +48,27 @@ pub fn record(own_time: Duration, own_indices: usize, waited: Duration) {
     GLOBAL.record_at(now_ns(), own_time, own_indices, waited);
 }
 
+/// How many times the scheduler has taken the calling thread off its core for another
+/// (involuntary context switches): a rise across a call of milliseconds means the cores
+/// are oversubscribed, where a thread that waits on others loses whole scheduler slices.
+pub fn preemptions() -> u64 {
+    // SAFETY: an all-zero `rusage` is a valid value of the C struct (integers and
+    // timevals), and getrusage only writes into the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable `rusage`; RUSAGE_THREAD asks about the caller.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+        return 0;
+    }
+    usage.ru_nivcsw as u64
+}
+
+/// The caller was taken off its core during a call that used helpers: as a lagging
+/// helper, it pauses them (a thread of a split copy that loses its core holds the whole
+/// copy, where one thread alone would only be slowed by the same amount).
+pub fn record_preempted() {
+    GLOBAL.lagged_at(now_ns());
+}
+
 /// The state behind [`paused`] and [`record`]; times in ns from any fixed origin.
 struct HelperLag {
     /// Until when calls run without helpers; 0 when they may use them.
@@ -75,6 +99,11 @@ impl HelperLag {
             }
             return;
         }
+        self.lagged_at(now);
+    }
+
+    /// Starts a pause: the first one, or twice the last while helpers keep lagging.
+    fn lagged_at(&self, now: u64) {
         let last = self.last_pause.load(Relaxed);
         let pause = if last == 0 {
             FIRST_PAUSE.as_nanos() as u64
@@ -89,6 +118,13 @@ impl HelperLag {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn preemptions_only_grow() {
+        let before = preemptions();
+        std::thread::yield_now();
+        assert!(preemptions() >= before);
+    }
 
     #[test]
     fn a_long_wait_pauses_helpers_and_a_short_one_does_not() {

@@ -1,6 +1,7 @@
 //! Raw host memory for the host device: aligned allocation, copies and fills.
 
 use super::block_cache::{block_size, BlockCache};
+use super::helper_lag;
 use super::parallel::{helpers_paused, parallel_for};
 use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, Result};
@@ -90,7 +91,8 @@ fn in_parallel_pieces(
     let big_end = (size - tail) / chunk * chunk;
     let big = big_end / chunk;
     let pieces = big + (size - big_end).div_ceil(small);
-    parallel_for(pieces, &|i| {
+    let preempted_before = helper_lag::preemptions();
+    let done = parallel_for(pieces, &|i| {
         let (at, n) = if i < big {
             (i * chunk, chunk)
         } else {
@@ -98,7 +100,11 @@ fn in_parallel_pieces(
         };
         piece(at, n.min(size - at));
     })
-    .is_ok()
+    .is_ok();
+    if helper_lag::preemptions() > preempted_before {
+        helper_lag::record_preempted();
+    }
+    done
 }
 
 pub fn copy(dst: usize, src: usize, size: usize) {
