@@ -148,6 +148,9 @@ fn fill_serial(dst: usize, pattern: &[u8], size: usize) {
     // SAFETY: the C caller guarantees `[dst, dst + size)` is valid, writable host memory;
     // the runtime has checked that `size` is a multiple of the pattern's length.
     let out = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, size) };
+    if size == 0 || pattern.is_empty() {
+        return;
+    }
     if let [byte] = pattern {
         out.fill(*byte);
         return;
@@ -231,6 +234,27 @@ fn store_words(_: &mut [u8], _: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The device server hands fills over unchecked (a fuzzer's request included): no
+    /// size may panic, and a size that is no multiple of the pattern ends mid-pattern.
+    #[test]
+    fn fills_of_any_size_stay_in_bounds() {
+        for pattern in [&[][..], &[1u8, 2, 3, 4], &[1, 2, 3]] {
+            for size in [0, 1, 3, 4095, 4097, FILL_BLOCK + 5] {
+                let mut out = vec![0u8; size + 1];
+                fill_serial(out.as_mut_ptr() as usize, pattern, size);
+                assert_eq!(out[size], 0, "wrote past {size} bytes");
+                for (i, b) in out[..size].iter().enumerate() {
+                    let expected = if pattern.is_empty() {
+                        0
+                    } else {
+                        pattern[i % pattern.len()]
+                    };
+                    assert_eq!(*b, expected);
+                }
+            }
+        }
+    }
 
     #[test]
     fn fills_repeat_any_pattern_exactly() {
