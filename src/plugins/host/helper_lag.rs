@@ -8,11 +8,16 @@
 //! not to ask for help while that happens: when the caller waited for helpers much longer
 //! than an index takes, later calls run on the caller alone for a while (the single-threaded
 //! way, which a busy machine gives no reason to beat), then try helpers again. The pause
-//! doubles while helpers keep lagging, up to [`MAX_PAUSE`], and resets when they keep up.
+//! doubles while helpers keep lagging, up to [`MAX_PAUSE`], and halves for every call in
+//! which they keep up.
+//! Nor does a call ask for help while no core is idle (the machine's runnable threads,
+//! looked at every 5 ms, fill every core): a helper would have to take a core from
+//! someone, and the caller would wait for the scheduler's choice.
 //! A caller that was itself taken off its core during a long split copy pauses helpers the
 //! same way ([`record_preempted`]): the cores are oversubscribed, and a split copy then
 //! waits for whichever of its threads the scheduler serves last.
 
+use crate::plugin::foundation::worker_pool::WorkerPool;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
@@ -36,10 +41,52 @@ fn now_ns() -> u64 {
     ORIGIN.elapsed().as_nanos() as u64
 }
 
-/// Whether this call should run without helpers.
+/// Whether this call should run without helpers: they lagged lately, or no core is idle
+/// for one right now.
 #[inline]
 pub fn paused() -> bool {
-    GLOBAL.paused_at(now_ns())
+    let now = now_ns();
+    GLOBAL.paused_at(now) || no_idle_core(now)
+}
+
+/// How long a look at the machine's running threads is trusted.
+const BUSY_CHECK_EVERY: u64 = 5_000_000;
+/// When the machine was last looked at (ns after `ORIGIN`, 0: never), and what was seen.
+static BUSY_CHECKED: AtomicU64 = AtomicU64::new(0);
+static BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether every core is running a thread already (other programs', or this one's caller
+/// and spinning workers), so that a helper could only run by taking a core from someone:
+/// the kernel's count of runnable threads (/proc/loadavg's fourth field, read at most
+/// every 5 ms). A helper then waits for a core as long as the scheduler likes, and the
+/// caller for it. False where the count cannot be read.
+fn no_idle_core(now: u64) -> bool {
+    let checked = BUSY_CHECKED.load(Relaxed);
+    if checked != 0 && now.saturating_sub(checked) < BUSY_CHECK_EVERY {
+        return BUSY.load(Relaxed);
+    }
+    BUSY_CHECKED.store(now.max(1), Relaxed);
+    let pool = WorkerPool::global();
+    let busy = runnable_threads().is_some_and(|running| {
+        // The caller is one of them; workers spinning for work will take helper tasks.
+        let others = running.saturating_sub(1 + pool.spinning());
+        others + 1 >= pool.threads()
+    });
+    BUSY.store(busy, Relaxed);
+    busy
+}
+
+/// The number of runnable threads on the machine now, from /proc/loadavg
+/// ("0.52 0.58 0.59 3/467 12345": the 3).
+fn runnable_threads() -> Option<usize> {
+    use std::io::Read;
+    let mut text = [0u8; 128];
+    let n = std::fs::File::open("/proc/loadavg")
+        .and_then(|mut f| f.read(&mut text))
+        .ok()?;
+    let text = std::str::from_utf8(&text[..n]).ok()?;
+    let field = text.split_ascii_whitespace().nth(3)?;
+    field.split('/').next()?.parse().ok()
 }
 
 /// What one call with helpers saw: the caller ran `own_indices` indices in `own_time`,
@@ -94,8 +141,19 @@ impl HelperLag {
     fn record_at(&self, now: u64, own_time: Duration, own_indices: usize, waited: Duration) {
         let per_index = own_time / own_indices.max(1) as u32;
         if waited <= per_index * LAG_FACTOR + SLACK {
-            if self.last_pause.load(Relaxed) != 0 {
-                self.last_pause.store(0, Relaxed);
+            // One call that kept up halves the next pause: on a machine busy for good,
+            // helpers keep up now and then and lag again (a reset made every such call
+            // start over at the shortest pause); an idle machine is back to no pause
+            // after a few calls.
+            let last = self.last_pause.load(Relaxed);
+            if last != 0 {
+                let half = last / 2;
+                let next = if half < FIRST_PAUSE.as_nanos() as u64 {
+                    0
+                } else {
+                    half
+                };
+                self.last_pause.store(next, Relaxed);
             }
             return;
         }
@@ -118,6 +176,14 @@ impl HelperLag {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_running_threads_are_counted() {
+        // At least this test's thread runs (where /proc is mounted).
+        if let Some(n) = runnable_threads() {
+            assert!(n >= 1);
+        }
+    }
 
     #[test]
     fn preemptions_only_grow() {
@@ -143,8 +209,16 @@ mod tests {
             lag.record_at(1_000, index * 8, 8, Duration::from_millis(3));
         }
         assert_eq!(lag.last_pause.load(Relaxed), MAX_PAUSE.as_nanos() as u64);
-        // Keeping up resets the next pause's length (the current one runs out by itself).
+        // Keeping up halves the next pause's length (the current one runs out by itself),
+        // down to none.
         lag.record_at(1_000, index * 8, 8, Duration::ZERO);
+        assert_eq!(
+            lag.last_pause.load(Relaxed),
+            MAX_PAUSE.as_nanos() as u64 / 2
+        );
+        for _ in 0..5 {
+            lag.record_at(1_000, index * 8, 8, Duration::ZERO);
+        }
         assert_eq!(lag.last_pause.load(Relaxed), 0);
         lag.record_at(5_000_000_000, index * 8, 8, Duration::from_millis(3));
         assert!(!lag.paused_at(5_000_000_000 + first));
