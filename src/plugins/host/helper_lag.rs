@@ -69,11 +69,20 @@ fn no_idle_core(now: u64) -> bool {
     let pool = WorkerPool::global();
     let busy = runnable_threads().is_some_and(|running| {
         // The caller is one of them; workers spinning for work will take helper tasks.
+        // The count is the whole machine's (a container's too), so it is compared with
+        // the machine's cores, not with the ones this process may use.
         let others = running.saturating_sub(1 + pool.spinning());
-        others + 1 >= pool.threads()
+        others + 1 >= online_cores().max(pool.threads())
     });
     BUSY.store(busy, Relaxed);
     busy
+}
+
+/// The machine's cores (read once).
+fn online_cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *CORES.get_or_init(|| unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize)
 }
 
 /// The number of runnable threads on the machine now, from /proc/loadavg
