@@ -13,6 +13,16 @@
 
 enum { BATCHES = 31 };
 
+/* Samples of the rows that move data (tofrom, saxpy): 31, or the number given after
+ * the row's name on the command line (scripts/run-load-benchmarks.sh asks for more). */
+static int data_samples = BATCHES;
+
+/* The 90th percentile of `values` (sorted in place). */
+static double p90(double *values, int n) {
+  qsort(values, (size_t)n, sizeof *values, compare_double);
+  return values[(int)(0.9 * (n - 1) + 0.5)];
+}
+
 static void bench_alloc(int device) {
   static const size_t sizes[] = {64, 4096, 1u << 20};
   static const char *const names[] = {"64B", "4KiB", "1MiB"};
@@ -73,18 +83,21 @@ static void bench_launch(int device) {
 static void bench_tofrom(int device) {
   const size_t n = (size_t)8 << 20;
   unsigned char *data = malloc(n);
-  if (data == NULL)
+  double *t = malloc((size_t)data_samples * sizeof *t);
+  if (data == NULL || t == NULL)
     exit(1);
   memset(data, 1, n);
-  double t[BATCHES];
-  for (int b = -1; b < BATCHES; ++b) {
+  for (int b = -1; b < data_samples; ++b) {
     double start = now_ns();
 #pragma omp target device(device) map(tofrom : data[0 : n])
     { data[0] += 1; }
     if (b >= 0)
       t[b] = now_ns() - start;
   }
-  printf("RESULT omp_region_tofrom_8MiB_us %.1f\n", median(t, BATCHES) / 1e3);
+  double med = median(t, (size_t)data_samples);
+  printf("RESULT omp_region_tofrom_8MiB_us %.1f p90 %.1f\n", med / 1e3,
+         p90(t, data_samples) / 1e3);
+  free(t);
   free(data);
 }
 
@@ -109,15 +122,15 @@ static void bench_updates(int device) {
 static void bench_saxpy(int device) {
   const int n = 1 << 24;
   float *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
-  if (x == NULL || y == NULL)
+  double *t = malloc((size_t)data_samples * sizeof *t);
+  if (x == NULL || y == NULL || t == NULL)
     exit(1);
   for (int i = 0; i < n; ++i) {
     x[i] = 1.0f;
     y[i] = 2.0f;
   }
-  double t[BATCHES];
 #pragma omp target data device(device) map(to : x[0 : n]) map(tofrom : y[0 : n])
-  for (int b = -1; b < BATCHES; ++b) {
+  for (int b = -1; b < data_samples; ++b) {
     double start = now_ns();
 #pragma omp target teams distribute parallel for device(device)
     for (int i = 0; i < n; ++i)
@@ -125,21 +138,40 @@ static void bench_saxpy(int device) {
     if (b >= 0)
       t[b] = now_ns() - start;
   }
-  printf("RESULT omp_saxpy_2e24_ms %.3f\n", median(t, BATCHES) / 1e6);
+  double med = median(t, (size_t)data_samples);
+  printf("RESULT omp_saxpy_2e24_ms %.3f p90 %.3f\n", med / 1e6, p90(t, data_samples) / 1e6);
+  free(t);
   free(x);
   free(y);
 }
 
-int main(void) {
+/* With no arguments, every row; otherwise the rows named ("tofrom", "saxpy", ...),
+ * each optionally followed by its number of samples. */
+int main(int argc, char **argv) {
   if (omp_get_num_devices() < 1) {
     fprintf(stderr, "libomptarget found no device\n");
     return 77;
   }
-  bench_alloc(0);
-  bench_memcpy(0);
-  bench_launch(0);
-  bench_tofrom(0);
-  bench_updates(0);
-  bench_saxpy(0);
+  static const struct {
+    const char *name;
+    void (*run)(int);
+  } rows[] = {{"alloc", bench_alloc},   {"memcpy", bench_memcpy}, {"launch", bench_launch},
+              {"tofrom", bench_tofrom}, {"update", bench_updates}, {"saxpy", bench_saxpy}};
+  enum { ROWS = sizeof rows / sizeof rows[0] };
+  for (int r = 0; r < ROWS && argc == 1; ++r)
+    rows[r].run(0);
+  for (int a = 1; a < argc; ++a) {
+    int r = 0;
+    while (r < ROWS && strcmp(rows[r].name, argv[a]) != 0)
+      ++r;
+    if (r == ROWS) {
+      fprintf(stderr, "unknown row %s\n", argv[a]);
+      return 2;
+    }
+    data_samples = BATCHES;
+    if (a + 1 < argc && atoi(argv[a + 1]) > 0)
+      data_samples = atoi(argv[++a]);
+    rows[r].run(0);
+  }
   return 0;
 }

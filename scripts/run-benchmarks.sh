@@ -3,12 +3,19 @@
 # (31 batches each), then bench_kernels' table (kernel launches, queues, events). The
 # memory pool and validation are switched with their environment variables, so each
 # comparison runs the same program twice.
+#
+#   scripts/run-benchmarks.sh          everything, then the host rows under load
+#                                      (scripts/run-load-benchmarks.sh; about 10 minutes)
+#   scripts/run-benchmarks.sh --load   only the rows under load
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_build_tools
 # Always (cmake and cargo rebuild only what changed): an older install in _install/
 # would measure an older library.
 build_and_install
 build_against_install "$ROOT/bench-c" "$BUILD/bench-c" >/dev/null
+if [ "${1:-}" = "--load" ]; then
+  exec bash "$ROOT/scripts/run-load-benchmarks.sh" --no-build
+fi
 bench="$BUILD/bench-c/bench_offload"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -194,3 +201,6 @@ else
   grep '^REFUSED' "$out/gpu_llvm" | sed 's/^/LLVM 22.1: /' || true
   echo "(us: lower is better; GB/s: higher is better)"
 fi
+
+# The host rows that use every core, idle and under load (issue 21).
+bash "$ROOT/scripts/run-load-benchmarks.sh" --no-build

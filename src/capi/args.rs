@@ -39,6 +39,7 @@ fn not_a_device(handle: usize, name: &str) -> Error {
     )
 }
 
+#[inline]
 pub(crate) fn platform<'a, T>(
     rt: &'a Runtime,
     handle: *mut T,
@@ -47,14 +48,20 @@ pub(crate) fn platform<'a, T>(
     if handle.is_null() {
         return Err(null_handle(name));
     }
-    rt.platform_by_handle(handle as usize).ok_or_else(|| {
-        Error::new(
-            ErrorCode::InvalidPlatform,
-            format!(
-                "{name} {handle:p} is not a platform handle of this library (stale after olShutDown, or never returned by olIteratePlatforms)"
-            ),
-        )
-    })
+    match rt.platform_by_handle(handle as usize) {
+        Some(platform) => Ok(platform),
+        None => Err(not_a_platform(handle as usize, name)),
+    }
+}
+
+#[cold]
+fn not_a_platform(handle: usize, name: &str) -> Error {
+    Error::new(
+        ErrorCode::InvalidPlatform,
+        format!(
+            "{name} {handle:#x} is not a platform handle of this library (stale after olShutDown, or never returned by olIteratePlatforms)"
+        ),
+    )
 }
 
 /// Looks a user-owned handle (queue, event, program, symbol) up in its table of live

@@ -11,6 +11,7 @@
 use super::padded::Padded;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 const REGION_BITS: u32 = 26;
 const SHARDS: usize = 64;
@@ -20,12 +21,20 @@ type Shard = Padded<RwLock<BTreeMap<usize, usize>>>;
 
 pub(crate) struct BlockIndex {
     shards: Box<[Shard]>,
+    /// Every block ever listed (since the last `clear`) lies in `[lowest, end)`: a pointer
+    /// outside it (host memory of the program's own, in a copy) is answered without a
+    /// lock. The bounds only widen; a block listed before a pointer into it was handed
+    /// out is seen by whoever was given the pointer (the handing over orders the two).
+    lowest: AtomicUsize,
+    end: AtomicUsize,
 }
 
 impl Default for BlockIndex {
     fn default() -> Self {
         BlockIndex {
             shards: (0..SHARDS).map(|_| Padded::default()).collect(),
+            lowest: AtomicUsize::new(usize::MAX),
+            end: AtomicUsize::new(0),
         }
     }
 }
@@ -39,6 +48,8 @@ fn shards_of(base: usize, size: usize) -> impl Iterator<Item = usize> {
 
 impl BlockIndex {
     pub(crate) fn insert(&self, base: usize, size: usize) {
+        self.lowest.fetch_min(base, Relaxed);
+        self.end.fetch_max(base.saturating_add(size), Relaxed);
         for shard in shards_of(base, size) {
             self.shards[shard].write().insert(base, size);
         }
@@ -60,6 +71,12 @@ impl BlockIndex {
         }
     }
 
+    /// Whether `ptr` may lie in a listed block (false: it surely does not).
+    #[inline]
+    pub(crate) fn may_hold(&self, ptr: usize) -> bool {
+        ptr >= self.lowest.load(Relaxed) && ptr < self.end.load(Relaxed)
+    }
+
     /// The start of the block that holds `ptr`, if any.
     pub(crate) fn block_holding(&self, ptr: usize) -> Option<usize> {
         let shard = self.shards[(ptr >> REGION_BITS) % SHARDS].read();
@@ -71,6 +88,8 @@ impl BlockIndex {
         for shard in self.shards.iter() {
             shard.write().clear();
         }
+        self.lowest.store(usize::MAX, Relaxed);
+        self.end.store(0, Relaxed);
     }
 }
 
@@ -81,8 +100,11 @@ mod tests {
     #[test]
     fn finds_the_block_holding_a_pointer() {
         let index = BlockIndex::default();
+        assert!(!index.may_hold(0x1000));
         index.insert(0x1000, 0x100);
         index.insert(0x2000, 0x40);
+        assert!(index.may_hold(0x1000) && index.may_hold(0x203f));
+        assert!(!index.may_hold(0xfff) && !index.may_hold(0x2040));
         assert_eq!(index.block_holding(0x1000), Some(0x1000));
         assert_eq!(index.block_holding(0x10ff), Some(0x1000));
         assert_eq!(index.block_holding(0x1100), None);

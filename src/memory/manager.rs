@@ -115,6 +115,9 @@ impl MemoryManager {
 
     /// The live allocation containing `ptr` (`base <= ptr < base + size`).
     pub fn find(&self, ptr: usize) -> Option<AllocationInfo> {
+        if !self.blocks.may_hold(ptr) {
+            return None;
+        }
         if let Some(info) = self.registry.get(ptr) {
             return Some(info);
         }

@@ -22,10 +22,15 @@ const MAX_STRIPES: usize = 8;
 /// Stripes per class: the number of CPUs rounded up to a power of two, at most
 /// [`MAX_STRIPES`].
 pub(crate) fn default_stripes() -> usize {
-    std::thread::available_parallelism()
-        .map_or(4, |n| n.get())
-        .next_power_of_two()
-        .min(MAX_STRIPES)
+    // Asked once per process: the standard library reads the scheduler affinity and the
+    // cgroup's CPU quota from /proc and /sys each time (a good part of `olInit`).
+    static STRIPES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *STRIPES.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(4, |n| n.get())
+            .next_power_of_two()
+            .min(MAX_STRIPES)
+    })
 }
 
 /// This thread's number, for choosing its home stripe.

@@ -88,14 +88,9 @@ fn shard_of(base: usize) -> usize {
 
 impl Registry {
     pub(crate) fn new() -> Self {
-        // Each table starts roomy: small tables of neighbouring shards would be malloc'd
-        // side by side and share cache lines, which threads then write in turn.
-        let shard = || {
-            Padded(Mutex::new(HashMap::with_capacity_and_hasher(
-                SHARD_START_CAPACITY,
-                Default::default(),
-            )))
-        };
+        // Tables are made on a shard's first insert (`olInit` + `olShutDown` of a program
+        // that allocates nothing then costs no table: 64 of them were a third of it).
+        let shard = || Padded(Mutex::new(HashMap::with_hasher(Default::default())));
         Registry {
             shards: (0..SHARDS).map(|_| shard()).collect(),
         }
@@ -105,6 +100,12 @@ impl Registry {
     #[inline]
     pub(crate) fn insert(&self, info: AllocationInfo) -> bool {
         let mut shard = self.shards[shard_of(info.base)].lock();
+        if shard.capacity() == 0 {
+            // Each table starts roomy: small tables of neighbouring shards would be
+            // malloc'd side by side and share cache lines, which threads then write in
+            // turn.
+            shard.reserve(SHARD_START_CAPACITY);
+        }
         match shard.entry(info.base) {
             std::collections::hash_map::Entry::Occupied(_) => false,
             std::collections::hash_map::Entry::Vacant(slot) => {
@@ -136,7 +137,11 @@ impl Registry {
     pub(crate) fn drain(&self) -> Vec<AllocationInfo> {
         let mut all = Vec::new();
         for shard in self.shards.iter() {
-            let taken = std::mem::take(&mut *shard.lock());
+            let mut shard = shard.lock();
+            if shard.is_empty() {
+                continue; // no scan of an empty table's slots
+            }
+            let taken = std::mem::take(&mut *shard);
             all.extend(taken.into_iter().map(|(base, e)| e.info(base)));
         }
         all

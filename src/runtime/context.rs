@@ -93,6 +93,7 @@ impl Runtime {
         self.memory.shutdown();
     }
 
+    #[inline]
     pub fn platform_by_handle(&self, handle: usize) -> Option<&Arc<Platform>> {
         self.platforms.iter().find(|p| p.handle() == handle)
     }

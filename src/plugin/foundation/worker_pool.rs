@@ -21,6 +21,8 @@ type Task = Box<dyn FnOnce() + Send>;
 pub struct WorkerPool {
     sender: Sender<Task>,
     threads: usize,
+    /// Workers looking for work right now (running, not asleep).
+    spinners: Arc<AtomicUsize>,
 }
 
 static GLOBAL: LazyLock<WorkerPool> = LazyLock::new(|| {
@@ -42,22 +44,32 @@ impl WorkerPool {
         let max_spinners = threads.saturating_sub(1).max(1);
         for i in 0..threads {
             let receiver: Receiver<Task> = receiver.clone();
-            let spinners = spinners.clone();
+            let spinning = spinners.clone();
             std::thread::Builder::new()
                 .name(format!("offload-worker-{i}"))
                 .spawn(move || {
-                    while let Some(task) = next_task(&receiver, &spinners, max_spinners) {
+                    while let Some(task) = next_task(&receiver, &spinning, max_spinners) {
                         // A task reports its own failures; a panic must not kill the worker.
                         let _ = catch_unwind(AssertUnwindSafe(task));
                     }
                 })
                 .expect("the offload worker pool could not start a thread");
         }
-        WorkerPool { sender, threads }
+        WorkerPool {
+            sender,
+            threads,
+            spinners,
+        }
     }
 
     pub fn threads(&self) -> usize {
         self.threads
+    }
+
+    /// How many workers are looking for work at this moment (each holds a core while it
+    /// does, so a count of the machine's running threads includes them).
+    pub fn spinning(&self) -> usize {
+        self.spinners.load(Ordering::Relaxed)
     }
 
     pub fn spawn(&self, task: impl FnOnce() + Send + 'static) {

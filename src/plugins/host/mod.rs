@@ -6,9 +6,11 @@
 //! work-group with a context when a `__ol_host_kernel_v2_<name>` marker says so
 //! (`kernel_abi`), otherwise once per launch in LLVM's host plugin convention (`kernel`).
 
+mod block_cache;
 pub mod cpu_features;
 mod elf_image;
 mod facts;
+mod helper_lag;
 mod kernel;
 pub mod kernel_abi;
 mod memfd_loader;
@@ -24,6 +26,7 @@ pub use program::HostProgram;
 
 use crate::plugin::foundation::error::Result;
 use crate::plugin::{self, AllocKind, Backend, DeviceInfo, DeviceType, InfoValue, Program};
+use block_cache::BlockCache;
 use std::sync::Arc;
 
 pub struct HostPlugin;
@@ -44,12 +47,21 @@ impl plugin::Plugin for HostPlugin {
     fn devices(&self) -> Vec<Arc<dyn plugin::Device>> {
         vec![Arc::new(HostDevice {
             facts: HostFacts::get(),
+            blocks: BlockCache::default(),
         })]
     }
 }
 
 pub struct HostDevice {
     facts: &'static HostFacts,
+    /// Large freed blocks kept for reuse (`block_cache`), freed when the device goes.
+    blocks: BlockCache,
+}
+
+impl Drop for HostDevice {
+    fn drop(&mut self) {
+        memory::release(&self.blocks);
+    }
 }
 
 impl plugin::Device for HostDevice {
@@ -62,11 +74,11 @@ impl plugin::Device for HostDevice {
     }
 
     fn allocate(&self, size: usize, _kind: AllocKind) -> Result<usize> {
-        memory::allocate(size)
+        memory::allocate(&self.blocks, size)
     }
 
     fn free(&self, addr: usize, size: usize, _kind: AllocKind) -> Result<()> {
-        memory::free(addr, size)
+        memory::free(&self.blocks, addr, size)
     }
 
     fn copy_to_device(&self, dst: usize, src: usize, size: usize) -> Result<()> {

@@ -1,12 +1,19 @@
 //! Spreading one launch (or one large copy) over the worker pool: `parallel_for` runs
 //! `body(i)` for every index on the calling thread and on idle workers, borrowing `body`
 //! for the duration of the call.
+//!
+//! Indices are claimed one at a time, so a helper holds at most the one it is inside:
+//! every index no thread has begun is the caller's to take, and the caller waits only for
+//! indices already begun. When that wait shows helpers being kept off their cores (a busy
+//! machine), later calls run on the caller alone for a while (`helper_lag`).
 
+use super::helper_lag;
 use crate::plugin::foundation::worker_pool::{panic_text, WorkerPool};
 use parking_lot::{Condvar, Mutex};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Runs `body(i)` for every `i` in `0..count`, on the calling thread and on as many
 /// idle workers as can help, and returns when all are done. The caller takes indices
@@ -14,8 +21,8 @@ use std::sync::Arc;
 /// `body` stops further indices and is returned as its message.
 pub fn parallel_for(count: usize, body: &(dyn Fn(usize) + Sync)) -> Result<(), String> {
     let pool = WorkerPool::global();
-    if count <= 1 || pool.threads() <= 1 {
-        return run_indices(&Shared::detached(count), body);
+    if count <= 1 || pool.threads() <= 1 || helper_lag::paused() {
+        return run_indices(&Shared::detached(count), body).0;
     }
     // Helpers get `body` as a raw pointer, which may outlive the borrow harmlessly: they
     // turn it back into a reference only between `enter` and `leave`, and `finish` below
@@ -37,13 +44,28 @@ pub fn parallel_for(count: usize, body: &(dyn Fn(usize) + Sync)) -> Result<(), S
                 // SAFETY: entered, so the caller is still inside `parallel_for` and `body`
                 // is alive until this helper calls `leave` (see above).
                 let body = unsafe { &*body_ptr.0 };
-                let result = run_indices(&shared, body);
+                let (result, _) = run_indices(&shared, body);
                 shared.leave(result);
             }
         });
     }
-    let mine = run_indices(&shared, body);
-    shared.finish(mine)
+    let start = Instant::now();
+    let (mine, own_indices) = run_indices(&shared, body);
+    let own_time = start.elapsed();
+    let result = shared.finish(mine);
+    if own_indices < count {
+        // Helpers took part: how long they kept the caller after its own last index.
+        helper_lag::record(own_time, own_indices, start.elapsed() - own_time);
+    }
+    result
+}
+
+/// Whether `parallel_for` is running on the caller alone for now (helpers lagged lately):
+/// work that is faster as one piece than as many (a copy: glibc copies large blocks with
+/// non-temporal stores, pieces with ordinary ones) is then better done whole.
+#[inline]
+pub fn helpers_paused() -> bool {
+    helper_lag::paused()
 }
 
 /// The caller's `body`, sent to helpers.
@@ -113,18 +135,21 @@ impl Shared {
     }
 }
 
-fn run_indices(shared: &Shared, body: &(dyn Fn(usize) + Sync)) -> Result<(), String> {
+/// Runs indices until none is left (or one panicked); returns how many this thread ran.
+fn run_indices(shared: &Shared, body: &(dyn Fn(usize) + Sync)) -> (Result<(), String>, usize) {
+    let mut ran = 0;
     loop {
         if shared.stop.load(Ordering::Relaxed) {
-            return Ok(());
+            return (Ok(()), ran);
         }
         let i = shared.next.fetch_add(1, Ordering::Relaxed);
         if i >= shared.count {
-            return Ok(());
+            return (Ok(()), ran);
         }
+        ran += 1;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| body(i))) {
             shared.stop.store(true, Ordering::Relaxed);
-            return Err(panic_text(&panic));
+            return (Err(panic_text(&panic)), ran);
         }
     }
 }
@@ -151,6 +176,28 @@ mod tests {
             }
         });
         assert_eq!(r.unwrap_err(), "index seven");
+    }
+
+    /// A helper kept from running (here: blocked inside its index until every other
+    /// index is done) holds only that index: the caller runs all the others.
+    #[test]
+    fn a_stalled_helper_holds_only_its_own_index() {
+        let count = 64;
+        let done = AtomicU64::new(0);
+        let caller = std::thread::current().id();
+        let by_helpers = AtomicU64::new(0);
+        parallel_for(count, &|_| {
+            if std::thread::current().id() != caller
+                && by_helpers.fetch_add(1, Ordering::Relaxed) == 0
+            {
+                while done.load(Ordering::Acquire) < count as u64 - 1 {
+                    std::thread::yield_now();
+                }
+            }
+            done.fetch_add(1, Ordering::Release);
+        })
+        .unwrap();
+        assert_eq!(done.load(Ordering::Relaxed), count as u64);
     }
 
     #[test]

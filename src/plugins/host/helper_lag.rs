@@ -1,0 +1,235 @@
+//! Whether the worker pool's helpers keep up, judged by what `parallel_for` saw lately.
+//!
+//! A helper that the scheduler takes off its core in the middle of an index holds the
+//! whole `parallel_for` until it runs again: on a machine whose cores are all busy (an
+//! MPI rank or an OpenMP thread per core, another program) that is a scheduler slice,
+//! milliseconds, where the index itself takes microseconds. The caller cannot take that
+//! index back (the helper is inside it, touching the caller's memory), so the remedy is
+//! not to ask for help while that happens: when the caller waited for helpers much longer
+//! than an index takes, later calls run on the caller alone for a while (the single-threaded
+//! way, which a busy machine gives no reason to beat), then try helpers again. The pause
+//! doubles while helpers keep lagging, up to [`MAX_PAUSE`], and halves for every call in
+//! which they keep up.
+//! Nor does a call ask for help while no core is idle (the machine's runnable threads,
+//! looked at every 5 ms, fill every core): a helper would have to take a core from
+//! someone, and the caller would wait for the scheduler's choice.
+//! A caller that was itself taken off its core during a long split copy pauses helpers the
+//! same way ([`record_preempted`]): the cores are oversubscribed, and a split copy then
+//! waits for whichever of its threads the scheduler serves last.
+
+use crate::plugin::foundation::worker_pool::WorkerPool;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// The first pause after helpers lagged.
+const FIRST_PAUSE: Duration = Duration::from_millis(20);
+/// The longest pause: a machine that stops being busy gets its helpers back within this.
+const MAX_PAUSE: Duration = Duration::from_millis(640);
+/// A wait for helpers counts as lagging when it is longer than this many times the
+/// caller's own time per index, plus [`SLACK`] (a running helper finishing its last
+/// index takes about one index's time).
+const LAG_FACTOR: u32 = 4;
+const SLACK: Duration = Duration::from_micros(50);
+
+/// The clock's origin, so times fit one atomic word.
+static ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
+/// What the process's `parallel_for` calls saw.
+static GLOBAL: HelperLag = HelperLag::new();
+
+fn now_ns() -> u64 {
+    ORIGIN.elapsed().as_nanos() as u64
+}
+
+/// Whether this call should run without helpers: they lagged lately, or no core is idle
+/// for one right now.
+#[inline]
+pub fn paused() -> bool {
+    let now = now_ns();
+    GLOBAL.paused_at(now) || no_idle_core(now)
+}
+
+/// How long a look at the machine's running threads is trusted.
+const BUSY_CHECK_EVERY: u64 = 5_000_000;
+/// When the machine was last looked at (ns after `ORIGIN`, 0: never), and what was seen.
+static BUSY_CHECKED: AtomicU64 = AtomicU64::new(0);
+static BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether every core is running a thread already (other programs', or this one's caller
+/// and spinning workers), so that a helper could only run by taking a core from someone:
+/// the kernel's count of runnable threads (/proc/loadavg's fourth field, read at most
+/// every 5 ms). A helper then waits for a core as long as the scheduler likes, and the
+/// caller for it. False where the count cannot be read.
+fn no_idle_core(now: u64) -> bool {
+    let checked = BUSY_CHECKED.load(Relaxed);
+    if checked != 0 && now.saturating_sub(checked) < BUSY_CHECK_EVERY {
+        return BUSY.load(Relaxed);
+    }
+    BUSY_CHECKED.store(now.max(1), Relaxed);
+    let pool = WorkerPool::global();
+    let busy = runnable_threads().is_some_and(|running| {
+        // The caller is one of them; workers spinning for work will take helper tasks.
+        // The count is the whole machine's (a container's too), so it is compared with
+        // the machine's cores, not with the ones this process may use.
+        let others = running.saturating_sub(1 + pool.spinning());
+        others + 1 >= online_cores().max(pool.threads())
+    });
+    BUSY.store(busy, Relaxed);
+    busy
+}
+
+/// The machine's cores (read once).
+fn online_cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *CORES.get_or_init(|| unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize)
+}
+
+/// The number of runnable threads on the machine now, from /proc/loadavg
+/// ("0.52 0.58 0.59 3/467 12345": the 3).
+fn runnable_threads() -> Option<usize> {
+    use std::io::Read;
+    let mut text = [0u8; 128];
+    let n = std::fs::File::open("/proc/loadavg")
+        .and_then(|mut f| f.read(&mut text))
+        .ok()?;
+    let text = std::str::from_utf8(&text[..n]).ok()?;
+    let field = text.split_ascii_whitespace().nth(3)?;
+    field.split('/').next()?.parse().ok()
+}
+
+/// What one call with helpers saw: the caller ran `own_indices` indices in `own_time`,
+/// then waited `waited` for helpers still inside theirs.
+pub fn record(own_time: Duration, own_indices: usize, waited: Duration) {
+    GLOBAL.record_at(now_ns(), own_time, own_indices, waited);
+}
+
+/// How many times the scheduler has taken the calling thread off its core for another
+/// (involuntary context switches): a rise across a call of milliseconds means the cores
+/// are oversubscribed, where a thread that waits on others loses whole scheduler slices.
+pub fn preemptions() -> u64 {
+    // SAFETY: an all-zero `rusage` is a valid value of the C struct (integers and
+    // timevals), and getrusage only writes into the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable `rusage`; RUSAGE_THREAD asks about the caller.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+        return 0;
+    }
+    usage.ru_nivcsw as u64
+}
+
+/// The caller was taken off its core during a call that used helpers: as a lagging
+/// helper, it pauses them (a thread of a split copy that loses its core holds the whole
+/// copy, where one thread alone would only be slowed by the same amount).
+pub fn record_preempted() {
+    GLOBAL.lagged_at(now_ns());
+}
+
+/// The state behind [`paused`] and [`record`]; times in ns from any fixed origin.
+struct HelperLag {
+    /// Until when calls run without helpers; 0 when they may use them.
+    paused_until: AtomicU64,
+    /// The length of the last pause (0: helpers kept up last time).
+    last_pause: AtomicU64,
+}
+
+impl HelperLag {
+    const fn new() -> Self {
+        HelperLag {
+            paused_until: AtomicU64::new(0),
+            last_pause: AtomicU64::new(0),
+        }
+    }
+
+    #[inline]
+    fn paused_at(&self, now: u64) -> bool {
+        let until = self.paused_until.load(Relaxed);
+        until != 0 && now < until
+    }
+
+    fn record_at(&self, now: u64, own_time: Duration, own_indices: usize, waited: Duration) {
+        let per_index = own_time / own_indices.max(1) as u32;
+        if waited <= per_index * LAG_FACTOR + SLACK {
+            // One call that kept up halves the next pause: on a machine busy for good,
+            // helpers keep up now and then and lag again (a reset made every such call
+            // start over at the shortest pause); an idle machine is back to no pause
+            // after a few calls.
+            let last = self.last_pause.load(Relaxed);
+            if last != 0 {
+                let half = last / 2;
+                let next = if half < FIRST_PAUSE.as_nanos() as u64 {
+                    0
+                } else {
+                    half
+                };
+                self.last_pause.store(next, Relaxed);
+            }
+            return;
+        }
+        self.lagged_at(now);
+    }
+
+    /// Starts a pause: the first one, or twice the last while helpers keep lagging.
+    fn lagged_at(&self, now: u64) {
+        let last = self.last_pause.load(Relaxed);
+        let pause = if last == 0 {
+            FIRST_PAUSE.as_nanos() as u64
+        } else {
+            (last * 2).min(MAX_PAUSE.as_nanos() as u64)
+        };
+        self.last_pause.store(pause, Relaxed);
+        self.paused_until.store(now + pause, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_running_threads_are_counted() {
+        // At least this test's thread runs (where /proc is mounted).
+        if let Some(n) = runnable_threads() {
+            assert!(n >= 1);
+        }
+    }
+
+    #[test]
+    fn preemptions_only_grow() {
+        let before = preemptions();
+        std::thread::yield_now();
+        assert!(preemptions() >= before);
+    }
+
+    #[test]
+    fn a_long_wait_pauses_helpers_and_a_short_one_does_not() {
+        let lag = HelperLag::new();
+        let index = Duration::from_micros(100);
+        let first = FIRST_PAUSE.as_nanos() as u64;
+        lag.record_at(1_000, index * 8, 8, index);
+        assert!(!lag.paused_at(1_000));
+        lag.record_at(1_000, index * 8, 8, Duration::from_millis(3));
+        assert!(lag.paused_at(1_000) && lag.paused_at(first));
+        assert!(!lag.paused_at(1_000 + first));
+        // Lagging again doubles the pause, up to the longest.
+        lag.record_at(1_000, index * 8, 8, Duration::from_millis(3));
+        assert!(lag.paused_at(2 * first));
+        for _ in 0..20 {
+            lag.record_at(1_000, index * 8, 8, Duration::from_millis(3));
+        }
+        assert_eq!(lag.last_pause.load(Relaxed), MAX_PAUSE.as_nanos() as u64);
+        // Keeping up halves the next pause's length (the current one runs out by itself),
+        // down to none.
+        lag.record_at(1_000, index * 8, 8, Duration::ZERO);
+        assert_eq!(
+            lag.last_pause.load(Relaxed),
+            MAX_PAUSE.as_nanos() as u64 / 2
+        );
+        for _ in 0..5 {
+            lag.record_at(1_000, index * 8, 8, Duration::ZERO);
+        }
+        assert_eq!(lag.last_pause.load(Relaxed), 0);
+        lag.record_at(5_000_000_000, index * 8, 8, Duration::from_millis(3));
+        assert!(!lag.paused_at(5_000_000_000 + first));
+    }
+}
