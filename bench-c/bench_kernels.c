@@ -24,24 +24,6 @@
 static ol_device_handle_t host;
 static ol_symbol_handle_t empty_kernel, saxpy_kernel, saxpy_heavy_kernel;
 
-static unsigned char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL || fseek(f, 0, SEEK_END) != 0) {
-    fprintf(stderr, "cannot read %s\n", path);
-    exit(1);
-  }
-  long length = ftell(f);
-  rewind(f);
-  unsigned char *bytes = malloc(length > 0 ? (size_t)length : 1);
-  if (bytes == NULL || length <= 0 || fread(bytes, 1, (size_t)length, f) != (size_t)length) {
-    fprintf(stderr, "cannot read %s\n", path);
-    exit(1);
-  }
-  fclose(f);
-  *size = (size_t)length;
-  return bytes;
-}
-
 static ol_kernel_launch_size_args_t grid_1d(uint32_t groups, uint32_t size) {
   ol_kernel_launch_size_args_t grid = {1, {groups, 1, 1}, {size, 1, 1}, 0};
   return grid;
@@ -332,7 +314,7 @@ int main(int argc, char **argv) {
   if (cores == 0 || cores > 256)
     cores = cores == 0 ? 1 : 256;
   size_t size = 0;
-  unsigned char *image = read_file(path, &size);
+  unsigned char *image = (unsigned char *)read_whole_file(path, &size);
   ol_program_handle_t program = NULL;
   check(olCreateProgram(host, image, size, &program), "olCreateProgram");
   free(image);

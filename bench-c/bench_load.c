@@ -11,6 +11,7 @@
  * Usage: bench_load host-program.so [samples] */
 #include <offload/OffloadAPI.h>
 
+#include "bench_file.h"
 #include "bench_timing.h"
 #include "kernels/bench.h"
 
@@ -141,20 +142,6 @@ static void saxpy_pthreads(float a, const float *x, float *y, size_t n, unsigned
     pthread_join(tid[t], NULL);
 }
 
-static unsigned char *read_all(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL || fseek(f, 0, SEEK_END) != 0)
-    abort();
-  long length = ftell(f);
-  rewind(f);
-  unsigned char *bytes = malloc(length > 0 ? (size_t)length : 1);
-  if (bytes == NULL || length <= 0 || fread(bytes, 1, (size_t)length, f) != (size_t)length)
-    abort();
-  fclose(f);
-  *size = (size_t)length;
-  return bytes;
-}
-
 static void kernels(ol_device_handle_t d) {
   const size_t n = (size_t)1 << 24;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -167,7 +154,7 @@ static void kernels(ol_device_handle_t d) {
     y[i] = 0.0f;
   }
   size_t image_size;
-  unsigned char *image = read_all(program_path, &image_size);
+  unsigned char *image = (unsigned char *)read_whole_file(program_path, &image_size);
   ol_program_handle_t program;
   ol_symbol_handle_t saxpy;
   must(olCreateProgram(d, image, image_size, &program), "olCreateProgram");

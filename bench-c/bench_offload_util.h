@@ -1,9 +1,10 @@
 /* liboffload helpers shared by the benchmarks: stop on error, find the host device (and
- * the first remote one), read a device image. */
+ * the first remote one); bench_file.h reads a device image. */
 #ifndef OFFLOAD_BENCH_OFFLOAD_UTIL_H
 #define OFFLOAD_BENCH_OFFLOAD_UTIL_H
 
 #include <offload/liboffload.h>
+#include "bench_file.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -59,26 +60,6 @@ static inline int start_remote_bench(int argc, char **argv, struct remote_and_ho
     return 77;
   }
   return 0;
-}
-
-/* The whole file at `path` (its length in *length); exits when it cannot be read. */
-static inline char *read_whole_file(const char *path, size_t *length) {
-  FILE *file = fopen(path, "rb");
-  if (!file) {
-    perror(path);
-    exit(1);
-  }
-  fseek(file, 0, SEEK_END);
-  long size = ftell(file);
-  fseek(file, 0, SEEK_SET);
-  char *bytes = malloc(size > 0 ? (size_t)size : 1);
-  if (size < 0 || !bytes || fread(bytes, 1, (size_t)size, file) != (size_t)size) {
-    fprintf(stderr, "%s: cannot read it\n", path);
-    exit(1);
-  }
-  fclose(file);
-  *length = (size_t)size;
-  return bytes;
 }
 
 #endif

@@ -26,22 +26,6 @@ enum { PHASES = 6 };
 static const char *const phase_names[PHASES] = {"alloc", "copy_in", "launch",
                                                 "copy_out", "free", "region"};
 
-static unsigned char *read_all(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL || fseek(f, 0, SEEK_END) != 0) {
-    fprintf(stderr, "cannot read %s\n", path);
-    exit(1);
-  }
-  long length = ftell(f);
-  rewind(f);
-  unsigned char *bytes = malloc(length > 0 ? (size_t)length : 1);
-  if (bytes == NULL || length <= 0 || fread(bytes, 1, (size_t)length, f) != (size_t)length)
-    exit(1);
-  fclose(f);
-  *size = (size_t)length;
-  return bytes;
-}
-
 static void usage_now(long *faults, long *nivcsw) {
   struct rusage u;
   getrusage(RUSAGE_SELF, &u);
@@ -64,7 +48,7 @@ int main(int argc, char **argv) {
   ol_device_handle_t host = NULL;
   check(olIterateDevices(find_host, &host), "olIterateDevices");
   size_t image_size;
-  unsigned char *image = read_all(BENCH_PROGRAM, &image_size);
+  unsigned char *image = (unsigned char *)read_whole_file(BENCH_PROGRAM, &image_size);
   ol_program_handle_t program;
   check(olCreateProgram(host, image, image_size, &program), "olCreateProgram");
   ol_symbol_handle_t empty;
