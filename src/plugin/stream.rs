@@ -220,7 +220,7 @@ pub trait Stream: Send + Sync {
     /// programs that hand it to the vendor's libraries; `Unsupported` where there is none.
     fn native_handle(&self) -> Result<usize> {
         Err(crate::plugin::unsupported(
-            "a native queue handle: this device's queues work through no vendor queue",
+            "OL_QUEUE_INFO_NATIVE_HANDLE (this device's queues are not a vendor's)",
         ))
     }
 }

@@ -113,7 +113,7 @@ impl DeviceFacts {
             K::NativeHandle => return Err(Error::unknown("the device answers its agent")),
             K::NativeContext => {
                 return Err(crate::plugin::unsupported(
-                    "a native context: HSA has none (its agent is the device's handle)",
+                    "OL_DEVICE_INFO_NATIVE_CONTEXT (HSA has no context; the agent is the device's handle)",
                 ))
             }
             // LLVM's AMDGPU plugin names devices by their gfx target.

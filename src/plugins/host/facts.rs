@@ -78,7 +78,7 @@ impl HostFacts {
             K::Platform => return Err(Error::unknown("the runtime answers PLATFORM")),
             K::NativeHandle | K::NativeContext => {
                 return Err(crate::plugin::unsupported(
-                    "a native handle: the host device works through no vendor library",
+                    "a native handle (the host device uses no vendor library)",
                 ))
             }
             K::Name | K::ProductName => InfoValue::Str(self.model_name.clone()),
