@@ -10,6 +10,7 @@
  * Usage: bench_llvm_api [host-program.so]   (the program is used by the isValid case) */
 #include <offload/OffloadAPI.h>
 
+#include "bench_cases.h"
 #include "bench_timing.h"
 
 #include <signal.h>
@@ -19,26 +20,6 @@
 #include <unistd.h>
 
 static const char *program_path;
-
-/* Reports a failed call and ends the child. */
-static void must(ol_result_t r, const char *name) {
-  if (r == OL_SUCCESS)
-    return;
-  printf("REFUSED %s %u %s\n", name, (unsigned)r->Code, r->Details ? r->Details : "");
-  fflush(stdout);
-  _exit(0);
-}
-
-static bool first_device(ol_device_handle_t d, void *out) {
-  *(ol_device_handle_t *)out = d;
-  return true; /* keep going: the host device is listed last */
-}
-
-static ol_device_handle_t host(void) {
-  ol_device_handle_t device = NULL;
-  must(olIterateDevices(first_device, &device), "olIterateDevices");
-  return device;
-}
 
 static void device_info_u32(ol_device_handle_t d) {
   uint32_t v;
@@ -206,10 +187,7 @@ static void init_shutdown(ol_device_handle_t d) {
   must(olInit(), "olInit");
 }
 
-static const struct {
-  const char *name;
-  void (*run)(ol_device_handle_t);
-} cases[] = {
+static const struct bench_case cases[] = {
     {"olGetDeviceInfo_NUM_COMPUTE_UNITS", device_info_u32},
     {"olGetDeviceInfo_NAME", device_info_name},
     {"olGetDeviceInfoSize_NAME", device_info_size},
@@ -229,22 +207,5 @@ static const struct {
 
 int main(int argc, char **argv) {
   program_path = argc > 1 ? argv[1] : NULL;
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-    fflush(stdout);
-    pid_t child = fork();
-    if (child < 0)
-      return 1;
-    if (child == 0) {
-      must(olInit(), "olInit");
-      cases[i].run(host());
-      fflush(stdout);
-      olShutDown();
-      _exit(0);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (WIFSIGNALED(status))
-      printf("CRASH %s %s\n", cases[i].name, strsignal(WTERMSIG(status)));
-  }
-  return 0;
+  return run_cases_in_children(cases, sizeof cases / sizeof cases[0]);
 }

@@ -11,6 +11,7 @@
  * Usage: bench_load host-program.so [samples] */
 #include <offload/OffloadAPI.h>
 
+#include "bench_cases.h"
 #include "bench_file.h"
 #include "bench_timing.h"
 #include "kernels/bench.h"
@@ -24,19 +25,6 @@
 
 static const char *program_path;
 static int samples = 31;
-
-static void must(ol_result_t r, const char *name) {
-  if (r == OL_SUCCESS)
-    return;
-  printf("REFUSED %s %u %s\n", name, (unsigned)r->Code, r->Details ? r->Details : "");
-  fflush(stdout);
-  _exit(0);
-}
-
-static bool last_device(ol_device_handle_t d, void *out) {
-  *(ol_device_handle_t *)out = d;
-  return true; /* the host device is listed last */
-}
 
 static void report(const char *name, double *t) {
   double med = median(t, (size_t)samples);
@@ -174,10 +162,7 @@ static void kernels(ol_device_handle_t d) {
   free(y);
 }
 
-static const struct {
-  const char *name;
-  void (*run)(ol_device_handle_t);
-} cases[] = {{"copies", copies}, {"fills", fills}, {"kernels", kernels}};
+static const struct bench_case cases[] = {{"copies", copies}, {"fills", fills}, {"kernels", kernels}};
 
 int main(int argc, char **argv) {
   if (argc < 2) {
@@ -187,24 +172,5 @@ int main(int argc, char **argv) {
   program_path = argv[1];
   if (argc > 2 && atoi(argv[2]) > 2)
     samples = atoi(argv[2]);
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-    fflush(stdout);
-    pid_t child = fork();
-    if (child < 0)
-      return 1;
-    if (child == 0) {
-      must(olInit(), "olInit");
-      ol_device_handle_t host = NULL;
-      must(olIterateDevices(last_device, &host), "olIterateDevices");
-      cases[i].run(host);
-      fflush(stdout);
-      olShutDown();
-      _exit(0);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (WIFSIGNALED(status))
-      printf("CRASH %s %s\n", cases[i].name, strsignal(WTERMSIG(status)));
-  }
-  return 0;
+  return run_cases_in_children(cases, sizeof cases / sizeof cases[0]);
 }
