@@ -418,32 +418,27 @@ pub fn sync_queue(queue: &Queue) -> Result<()> {
     check(olSyncQueue(queue.0), "olSyncQueue")
 }
 
-/// Whether the queue has no work pending (an error: the queue stopped on a failure).
-pub fn queue_is_empty(queue: &Queue) -> Result<bool> {
-    let mut empty = false;
+/// A fixed-size queue property read with `olGetQueueInfo`.
+fn queue_info<T: Copy + Default>(queue: &Queue, key: u32) -> Result<T> {
+    let mut value = T::default();
     check(
         olGetQueueInfo(
             queue.0,
-            OL_QUEUE_INFO_EMPTY,
-            std::mem::size_of::<bool>(),
-            (&mut empty as *mut bool).cast(),
-        ),
-        "olGetQueueInfo",
-    )?;
-    Ok(empty)
-}
-
-/// The vendor's queue under `queue` (`OL_QUEUE_INFO_NATIVE_HANDLE`).
-pub fn native_queue(queue: &Queue) -> Result<usize> {
-    let mut value = 0usize;
-    check(
-        olGetQueueInfo(
-            queue.0,
-            OL_QUEUE_INFO_NATIVE_HANDLE,
-            std::mem::size_of::<usize>(),
-            (&mut value as *mut usize).cast(),
+            key,
+            std::mem::size_of::<T>(),
+            (&mut value as *mut T).cast(),
         ),
         "olGetQueueInfo",
     )?;
     Ok(value)
+}
+
+/// Whether the queue has no work pending (an error: the queue stopped on a failure).
+pub fn queue_is_empty(queue: &Queue) -> Result<bool> {
+    queue_info(queue, OL_QUEUE_INFO_EMPTY)
+}
+
+/// The vendor's queue under `queue` (`OL_QUEUE_INFO_NATIVE_HANDLE`).
+pub fn native_queue(queue: &Queue) -> Result<usize> {
+    queue_info(queue, OL_QUEUE_INFO_NATIVE_HANDLE)
 }
