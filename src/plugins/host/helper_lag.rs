@@ -10,14 +10,13 @@
 //! way, which a busy machine gives no reason to beat), then try helpers again. The pause
 //! doubles while helpers keep lagging, up to [`MAX_PAUSE`], and halves for every call in
 //! which they keep up.
-//! Nor does a call ask for help while no core is idle (the machine's runnable threads,
-//! looked at every 5 ms, fill every core): a helper would have to take a core from
-//! someone, and the caller would wait for the scheduler's choice.
+//! Nor does a call ask for help while no core is idle (`idle_core`): a helper would have
+//! to take a core from someone, and the caller would wait for the scheduler's choice.
 //! A caller that was itself taken off its core during a long split copy pauses helpers the
 //! same way ([`record_preempted`]): the cores are oversubscribed, and a split copy then
 //! waits for whichever of its threads the scheduler serves last.
 
-use crate::plugin::foundation::worker_pool::WorkerPool;
+use super::idle_core;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
@@ -46,56 +45,7 @@ fn now_ns() -> u64 {
 #[inline]
 pub fn paused() -> bool {
     let now = now_ns();
-    GLOBAL.paused_at(now) || no_idle_core(now)
-}
-
-/// How long a look at the machine's running threads is trusted.
-const BUSY_CHECK_EVERY: u64 = 5_000_000;
-/// When the machine was last looked at (ns after `ORIGIN`, 0: never), and what was seen.
-static BUSY_CHECKED: AtomicU64 = AtomicU64::new(0);
-static BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether every core is running a thread already (other programs', or this one's caller
-/// and spinning workers), so that a helper could only run by taking a core from someone:
-/// the kernel's count of runnable threads (/proc/loadavg's fourth field, read at most
-/// every 5 ms). A helper then waits for a core as long as the scheduler likes, and the
-/// caller for it. False where the count cannot be read.
-fn no_idle_core(now: u64) -> bool {
-    let checked = BUSY_CHECKED.load(Relaxed);
-    if checked != 0 && now.saturating_sub(checked) < BUSY_CHECK_EVERY {
-        return BUSY.load(Relaxed);
-    }
-    BUSY_CHECKED.store(now.max(1), Relaxed);
-    let pool = WorkerPool::global();
-    let busy = runnable_threads().is_some_and(|running| {
-        // The caller is one of them; workers spinning for work will take helper tasks.
-        // The count is the whole machine's (a container's too), so it is compared with
-        // the machine's cores, not with the ones this process may use.
-        let others = running.saturating_sub(1 + pool.spinning());
-        others + 1 >= online_cores().max(pool.threads())
-    });
-    BUSY.store(busy, Relaxed);
-    busy
-}
-
-/// The machine's cores (read once).
-fn online_cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    // SAFETY: sysconf has no preconditions.
-    *CORES.get_or_init(|| unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize)
-}
-
-/// The number of runnable threads on the machine now, from /proc/loadavg
-/// ("0.52 0.58 0.59 3/467 12345": the 3).
-fn runnable_threads() -> Option<usize> {
-    use std::io::Read;
-    let mut text = [0u8; 128];
-    let n = std::fs::File::open("/proc/loadavg")
-        .and_then(|mut f| f.read(&mut text))
-        .ok()?;
-    let text = std::str::from_utf8(&text[..n]).ok()?;
-    let field = text.split_ascii_whitespace().nth(3)?;
-    field.split('/').next()?.parse().ok()
+    GLOBAL.paused_at(now) || idle_core::none_idle(now)
 }
 
 /// What one call with helpers saw: the caller ran `own_indices` indices in `own_time`,
@@ -185,14 +135,6 @@ impl HelperLag {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_running_threads_are_counted() {
-        // At least this test's thread runs (where /proc is mounted).
-        if let Some(n) = runnable_threads() {
-            assert!(n >= 1);
-        }
-    }
 
     #[test]
     fn preemptions_only_grow() {

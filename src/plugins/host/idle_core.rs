@@ -1,0 +1,246 @@
+//! Whether a helper thread would find a core of its own right now, or would have to take
+//! one from someone (and the caller wait for the scheduler's choice).
+//!
+//! Where this process may run on every core of the machine, the kernel's count of the
+//! machine's runnable threads answers it (/proc/loadavg). A process confined to fewer
+//! cores (a container's cpuset or CPU quota) learns nothing from that machine-wide count:
+//! a busy host would keep its helpers paused while its own cores sit idle. It asks its
+//! cgroup instead: how long its threads waited for a core lately (cgroup v2's
+//! `cpu.pressure`, the "some" stall time). Where neither can be read, the answer is "a
+//! core is free", and `helper_lag` learns otherwise from the helpers' own lateness.
+
+use crate::plugin::foundation::worker_pool::WorkerPool;
+use parking_lot::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
+
+/// How long one look is trusted (ns).
+const LOOK_EVERY: u64 = 5_000_000;
+/// The cgroup's threads waited for a core at least this part of the time since the last
+/// look (in thousandths): its cores are taken.
+const STALL_PER_MILLE: u64 = 100;
+
+/// When the machine was last looked at (ns on the caller's clock, 0: never), and what
+/// was seen.
+static LOOKED: AtomicU64 = AtomicU64::new(0);
+static NONE_IDLE: AtomicBool = AtomicBool::new(false);
+
+/// Whether no core is idle for a helper at `now` (ns on any clock that only grows, as
+/// long as it is the same one every time), looked at most every 5 ms.
+pub fn none_idle(now: u64) -> bool {
+    let looked = LOOKED.load(Relaxed);
+    if looked != 0 && now.saturating_sub(looked) < LOOK_EVERY {
+        return NONE_IDLE.load(Relaxed);
+    }
+    LOOKED.store(now.max(1), Relaxed);
+    let busy = match signal() {
+        Signal::MachineRunnable => machine_full(),
+        Signal::CgroupPressure(pressure) => pressure.stalled(now),
+        Signal::Nothing => false,
+    };
+    NONE_IDLE.store(busy, Relaxed);
+    busy
+}
+
+/// What tells this process whether its cores are taken (chosen once).
+enum Signal {
+    /// /proc/loadavg: it may run on every core of the machine.
+    MachineRunnable,
+    /// Its cgroup's CPU pressure: it is confined to some of the machine's cores.
+    CgroupPressure(Pressure),
+    /// Confined, and its cgroup says nothing (cgroup v1): helper lateness alone decides.
+    Nothing,
+}
+
+fn signal() -> &'static Signal {
+    static SIGNAL: OnceLock<Signal> = OnceLock::new();
+    SIGNAL.get_or_init(|| {
+        if usable_cores() >= online_cores() {
+            Signal::MachineRunnable
+        } else {
+            cgroup_pressure_file()
+                .map(|path| Signal::CgroupPressure(Pressure::new(path)))
+                .unwrap_or(Signal::Nothing)
+        }
+    })
+}
+
+/// Whether every core runs a thread already (other programs', or this one's caller and
+/// spinning workers): the machine's runnable threads, less the caller and the workers
+/// spinning for work (they will take helper tasks), fill the rest.
+fn machine_full() -> bool {
+    let pool = WorkerPool::global();
+    runnable_threads(&read_small("/proc/loadavg").unwrap_or_default()).is_some_and(|running| {
+        let others = running.saturating_sub(1 + pool.spinning());
+        others + 1 >= online_cores().max(pool.threads())
+    })
+}
+
+/// The machine's cores.
+fn online_cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *CORES.get_or_init(|| unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize)
+}
+
+/// The cores this process may use: its affinity mask and its cgroup's CPU quota.
+fn usable_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The count of runnable threads in /proc/loadavg's text
+/// ("0.52 0.58 0.59 3/467 12345": the 3).
+fn runnable_threads(loadavg: &str) -> Option<usize> {
+    let field = loadavg.split_ascii_whitespace().nth(3)?;
+    field.split('/').next()?.parse().ok()
+}
+
+/// The first 256 bytes of a small kernel file, as text.
+fn read_small(path: impl AsRef<Path>) -> Option<String> {
+    use std::io::Read;
+    let mut text = [0u8; 256];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut text))
+        .ok()?;
+    Some(String::from_utf8_lossy(&text[..n]).into_owned())
+}
+
+/// This process's cgroup v2 `cpu.pressure`: below the cgroup's path in the unified
+/// hierarchy, or at its root where the container sees its own cgroup as the root.
+fn cgroup_pressure_file() -> Option<PathBuf> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let root = Path::new("/sys/fs/cgroup");
+    let own = unified_cgroup(&cgroups).map(|path| root.join(path.trim_start_matches('/')));
+    own.into_iter()
+        .chain([root.to_path_buf()])
+        .map(|dir| dir.join("cpu.pressure"))
+        .find(|file| stall_total(&read_small(file).unwrap_or_default()).is_some())
+}
+
+/// The unified (v2) hierarchy's path in /proc/self/cgroup's text: the "0::" line.
+fn unified_cgroup(cgroups: &str) -> Option<&str> {
+    cgroups.lines().find_map(|line| line.strip_prefix("0::"))
+}
+
+/// The "some" line's cumulative stall time in µs from `cpu.pressure`'s text
+/// ("some avg10=0.00 avg60=0.00 avg300=0.00 total=12345").
+fn stall_total(pressure: &str) -> Option<u64> {
+    let some = pressure.lines().find(|l| l.starts_with("some "))?;
+    some.split_ascii_whitespace()
+        .find_map(|field| field.strip_prefix("total="))?
+        .parse()
+        .ok()
+}
+
+/// A cgroup's `cpu.pressure` file and what it said last.
+struct Pressure {
+    path: PathBuf,
+    /// (when, in ns; the stall total then, in µs) at the last look.
+    last: Mutex<Option<(u64, u64)>>,
+}
+
+impl Pressure {
+    fn new(path: PathBuf) -> Self {
+        Pressure {
+            path,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// Whether the cgroup's threads waited for a core for a tenth or more of the time
+    /// since the last look (false at the first look, or where the file cannot be read).
+    fn stalled(&self, now: u64) -> bool {
+        let Some(total) = read_small(&self.path).and_then(|t| stall_total(&t)) else {
+            return false;
+        };
+        let previous = self.last.lock().replace((now, total));
+        previous.is_some_and(|(then, before)| stalled_between(then, before, now, total))
+    }
+}
+
+/// Whether `total - before` µs of stall within `then..now` ns is a tenth or more of it.
+fn stalled_between(then: u64, before: u64, now: u64, total: u64) -> bool {
+    let window_us = now.saturating_sub(then) / 1_000;
+    window_us > 0 && total.saturating_sub(before) * 1_000 >= window_us * STALL_PER_MILLE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_running_threads_are_read_from_loadavg() {
+        assert_eq!(runnable_threads("0.52 0.58 0.59 3/467 12345\n"), Some(3));
+        assert_eq!(runnable_threads("0.52 0.58"), None);
+        assert_eq!(runnable_threads("a b c x/4 5"), None);
+        // At least this test's thread runs (where /proc is mounted).
+        if let Some(text) = read_small("/proc/loadavg") {
+            assert!(runnable_threads(&text).unwrap() >= 1);
+        }
+    }
+
+    #[test]
+    fn the_unified_cgroup_line_is_found() {
+        let v2 = "0::/user.slice/user-0.slice/session-1.scope\n";
+        assert_eq!(
+            unified_cgroup(v2),
+            Some("/user.slice/user-0.slice/session-1.scope")
+        );
+        let hybrid = "4:memory:/a\n1:cpu:/\n0::/\n";
+        assert_eq!(unified_cgroup(hybrid), Some("/"));
+        assert_eq!(unified_cgroup("4:memory:/a\n1:cpu:/\n"), None);
+    }
+
+    #[test]
+    fn the_stall_total_is_the_some_lines() {
+        let text = "some avg10=1.49 avg60=3.13 avg300=7.07 total=9781445417\n\
+                    full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(stall_total(text), Some(9_781_445_417));
+        assert_eq!(stall_total("full avg10=0.00 total=5\n"), None);
+        assert_eq!(stall_total("some avg10=0.00\n"), None);
+    }
+
+    #[test]
+    fn a_tenth_of_the_time_stalled_means_no_idle_core() {
+        // 10 ms apart: 1 ms of stall is a tenth, 0.5 ms is not.
+        assert!(stalled_between(0, 100, 10_000_000, 1_100));
+        assert!(!stalled_between(0, 100, 10_000_000, 600));
+        // No time passed, or the total went back (a new cgroup): not stalled.
+        assert!(!stalled_between(5, 0, 5, 1_000));
+        assert!(!stalled_between(0, 900, 10_000_000, 100));
+    }
+
+    #[test]
+    fn a_pressure_file_is_judged_between_two_looks() {
+        let dir = std::env::temp_dir().join(format!("idle_core_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("cpu.pressure");
+        let write = |total: u64| {
+            std::fs::write(
+                &file,
+                format!(
+                    "some avg10=0.00 avg60=0.00 avg300=0.00 total={total}\n\
+                     full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                ),
+            )
+            .unwrap()
+        };
+        let pressure = Pressure::new(file.clone());
+        write(1_000);
+        assert!(
+            !pressure.stalled(1_000_000),
+            "the first look has nothing to compare"
+        );
+        write(1_100);
+        assert!(!pressure.stalled(21_000_000), "0.1 ms of 20 ms");
+        write(9_100);
+        assert!(pressure.stalled(41_000_000), "8 ms of 20 ms");
+        std::fs::remove_file(&file).unwrap();
+        assert!(
+            !pressure.stalled(61_000_000),
+            "an unreadable file says nothing"
+        );
+        std::fs::remove_dir(&dir).unwrap();
+    }
+}
