@@ -3,16 +3,18 @@
 # all cores, the OpenMP 8 MiB tofrom region and teams saxpy), each measured on an idle
 # machine, beside one busy process, and beside one busy process per core (`yes`
 # processes, started and killed here), all in one run. At each level, three rounds
-# alternate the libraries: ours, LLVM 22's libLLVMOffload.so.22.1 (the same bench_load
-# binary) and, for the OpenMP rows, LLVM 19's libomptarget.so.19.1 (the same clang-19
-# binary); the single-threaded way (one memcpy, one memset, the kernel as one group, a
-# loop by hand on one pthread per core) runs inside bench_load, sample by sample
-# alternating with the library's call. Prints medians and 90th percentiles (the median
-# over the rounds of each), and the ratios.
+# alternate ours and LLVM 22's libLLVMOffload.so.22.1 (the same bench_load binary), and
+# nine shorter rounds, in swapped order every round, ours and LLVM 19's
+# libomptarget.so.19.1 (the same clang-19 binary) for the OpenMP rows; the single-threaded
+# way (one memcpy, one memset, the kernel as one group, a loop by hand on one pthread per
+# core) runs inside bench_load, sample by sample alternating with the library's call.
+# Prints medians and 90th percentiles (the median over the rounds of each), the ratios,
+# for the OpenMP rows the median of the per-round ratios, and the 8 MiB region through
+# the C API paired region by region with the plain way (bench_region_phases).
 #
 #   scripts/run-load-benchmarks.sh            builds and installs first
 #   scripts/run-load-benchmarks.sh --no-build uses what scripts/run-benchmarks.sh built
-# About 3 minutes on a 2-core machine.
+# About 2 minutes on a 2-core machine.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 if [ "${1:-}" != "--no-build" ]; then
   ensure_build_tools
@@ -25,6 +27,9 @@ omp_bench="$BUILD/bench-c/bench_libomptarget"
 llvm22=/usr/lib/llvm-22/lib
 llvm19=/usr/lib/llvm-19/lib
 cores=$(nproc)
+c_rounds=5
+omp_rounds=9
+phases="$BUILD/bench-c/bench_region_phases"
 out=$(mktemp -d)
 busy=()
 stop_busy() {
@@ -49,16 +54,27 @@ for level in idle one all; do
   done
   sleep 0.5
   log "load level '$level': $n busy processes; load average $(cat /proc/loadavg)"
-  for round in 1 2 3; do
+  for ((round = 1; round <= c_rounds; round++)); do
     LD_LIBRARY_PATH="$PREFIX/lib" "$bench" "$program" 21 >"$out/$level.ours.$round"
     if [ -e "$llvm22/libLLVMOffload.so.22.1" ]; then
       LD_LIBRARY_PATH="$llvm22" "$bench" "$program" 21 >"$out/$level.llvm22.$round" 2>/dev/null
     fi
-    if [ -x "$omp_bench" ]; then
-      LD_LIBRARY_PATH="$llvm19" "$omp_bench" tofrom 101 saxpy 21 >"$out/$level.llvm19.$round"
-      LD_LIBRARY_PATH="$PREFIX/lib" "$omp_bench" tofrom 101 saxpy 21 >>"$out/$level.ours.$round"
-    fi
   done
+  # The OpenMP rows compare two processes, so the machine's own drift (this VM's speed
+  # moves by 2x within minutes) falls between them: more, shorter rounds, the order
+  # swapped every round, and each round's pair of medians compared (paired ratios).
+  if [ -x "$omp_bench" ]; then
+    for ((round = 1; round <= omp_rounds; round++)); do
+      ours_run() { LD_LIBRARY_PATH="$PREFIX/lib" "$omp_bench" tofrom 41 saxpy 9 >>"$out/$level.ours.$round"; }
+      llvm_run() { LD_LIBRARY_PATH="$llvm19" "$omp_bench" tofrom 41 saxpy 9 >"$out/$level.llvm19.$round"; }
+      if ((round % 2)); then llvm_run; ours_run; else ours_run; llvm_run; fi
+    done
+  fi
+  # The region through the C API, each one paired with the same region done the plain
+  # way (malloc, memcpy, a call, memcpy, free) right after it.
+  if [ -x "$phases" ]; then
+    (cd "$BUILD/bench-c" && LD_LIBRARY_PATH="$PREFIX/lib" "$phases" 201 8) >"$out/$level.phases"
+  fi
   echo "$(cat /proc/loadavg)" >"$out/$level.loadavg"
   stop_busy
 done
@@ -74,11 +90,12 @@ awk '
     return a[int((k + 1) / 2)]
   }
   FNR == 1 { split(FILENAME, parts, "/"); split(parts[length(parts)], f, ".")
-             level = f[1]; who = f[2] }
+             level = f[1]; who = f[2]; round = f[3] }
   $1 == "RESULT" {
     p90 = ($4 == "p90") ? $5 : $4
     med[level, who, $2] = med[level, who, $2] " " $3
     tail[level, who, $2] = tail[level, who, $2] " " p90
+    in_round[level, who, $2, round] = $3
   }
   $1 == "CRASH" { crash[level, who, $2] = 1 }
   function num(v) { return v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : sprintf("%.2f", v) }
@@ -98,6 +115,17 @@ awk '
         ratio(lv, "ours", key, base_who, base_key), ratio(lv, "ours", key, llvm_who, llvm_key)
     }
   }
+  # The median over rounds of ours / LLVM within each round, with the lowest and highest.
+  function paired(level, key,   list, r, k, a, lo, hi) {
+    list = ""
+    for (r = 1; r <= 99; r++)
+      if ((level, "ours", key, r) in in_round && (level, "llvm19", key, r) in in_round)
+        list = list " " in_round[level, "ours", key, r] / in_round[level, "llvm19", key, r]
+    if (list == "") return "-"
+    k = split(list, a, " "); lo = a[1]; hi = a[1]
+    for (r = 2; r <= k; r++) { if (a[r] < lo) lo = a[r]; if (a[r] > hi) hi = a[r] }
+    return sprintf("%.2fx (%.2f-%.2f, %d rounds)", mid(list), lo, hi, k)
+  }
   END {
     levels[1] = "idle"; levels[2] = "one"; levels[3] = "all"
     printf "%-24s %-5s %-13s %-17s %-17s %-17s %10s %10s\n", "row (ms)", "load",
@@ -116,10 +144,29 @@ awk '
         "omp_region_tofrom_8MiB_us", "omp_region_tofrom_8MiB_us", "-")
     row("OpenMP teams saxpy", "ms", "none", "-", "llvm19", "omp_saxpy_2e24_ms",
         "omp_saxpy_2e24_ms", "-")
-  }' $(ls "$out"/*.[123] | sort)
+    print ""
+    print "OpenMP rows, ours / LLVM 19 paired by round (median over rounds, lowest-highest):"
+    for (l = 1; l <= 3; l++) {
+      printf "%-24s %-5s %s\n", "OpenMP tofrom 8 MiB", levels[l], paired(levels[l], "omp_region_tofrom_8MiB_us")
+      printf "%-24s %-5s %s\n", "OpenMP teams saxpy", levels[l], paired(levels[l], "omp_saxpy_2e24_ms")
+    }
+  }' $(ls "$out"/*.[0-9]* | sort)
 echo "(LLVM: LLVM 22.1's liboffload for the C API rows, where it can do them ('-': it"
 echo " crashes, its host device has no memory or programs); LLVM 19's libomptarget for the"
 echo " OpenMP rows. ours/1thr and ours/LLVM: ratios of medians, below 1 means ours is faster.)"
+echo
+echo "The 8 MiB region through the C API against the plain way, each region paired with a"
+echo "plain one right after it (bench_region_phases, 201 pairs): ours and plain in µs,"
+echo "median (p90), and the per-pair ratio, median (p10-p90)"
+for level in idle one all; do
+  [ -e "$out/$level.phases" ] || continue
+  awk -v level="$level" '
+    $2 == "region_8MiB_us" { ours = sprintf("%.0f (%.0f)", $3, $5) }
+    $2 == "plain_region_8MiB_us" { plain = sprintf("%.0f (%.0f)", $3, $5) }
+    $2 == "region_over_plain" { ratio = sprintf("%.2fx (%.2f-%.2f)", $3, $5, $7) }
+    END { printf "%-5s ours %-15s plain %-15s ours/plain %s\n", level, ours, plain, ratio }
+  ' "$out/$level.phases"
+done
 for level in idle one all; do
   echo "load average after '$level': $(cat "$out/$level.loadavg")"
 done

@@ -11,6 +11,7 @@ pub mod cpu_features;
 mod elf_image;
 mod facts;
 mod helper_lag;
+mod huge_pages;
 mod idle_core;
 mod kernel;
 pub mod kernel_abi;
