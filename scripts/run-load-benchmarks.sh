@@ -4,7 +4,7 @@
 # machine, beside one busy process, and beside one busy process per core (`yes`
 # processes, started and killed here), all in one run. At each level, three rounds
 # alternate ours and LLVM 22's libLLVMOffload.so.22.1 (the same bench_load binary), and
-# nine shorter rounds, in swapped order every round, ours and LLVM 19's
+# fifteen shorter rounds, in swapped order every round, ours and LLVM 19's
 # libomptarget.so.19.1 (the same clang-19 binary) for the OpenMP rows; the single-threaded
 # way (one memcpy, one memset, the kernel as one group, a loop by hand on one pthread per
 # core) runs inside bench_load, sample by sample alternating with the library's call.
@@ -14,7 +14,7 @@
 #
 #   scripts/run-load-benchmarks.sh            builds and installs first
 #   scripts/run-load-benchmarks.sh --no-build uses what scripts/run-benchmarks.sh built
-# About 2 minutes on a 2-core machine.
+# About 2.5 minutes on a 2-core machine.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 if [ "${1:-}" != "--no-build" ]; then
   ensure_build_tools
@@ -28,7 +28,7 @@ llvm22=/usr/lib/llvm-22/lib
 llvm19=/usr/lib/llvm-19/lib
 cores=$(nproc)
 c_rounds=5
-omp_rounds=9
+omp_rounds=15
 phases="$BUILD/bench-c/bench_region_phases"
 out=$(mktemp -d)
 busy=()
