@@ -8,7 +8,9 @@
 //! cgroup instead: how long its threads waited for a core lately (cgroup v2's
 //! `cpu.pressure`, the "some" stall time). Where neither can be read, the answer is "a
 //! core is free", and `helper_lag` learns otherwise from the helpers' own lateness.
+//! `OFFLOAD_HOST_BUSY_CHECK=machine|cgroup|none` overrides the choice (`auto`: as above).
 
+use crate::plugin::foundation::flags::trace;
 use crate::plugin::foundation::worker_pool::WorkerPool;
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
@@ -49,21 +51,87 @@ enum Signal {
     MachineRunnable,
     /// Its cgroup's CPU pressure: it is confined to some of the machine's cores.
     CgroupPressure(Pressure),
-    /// Confined, and its cgroup says nothing (cgroup v1): helper lateness alone decides.
+    /// Helper lateness alone decides (confined, and its cgroup says nothing, as under
+    /// cgroup v1; or so chosen).
     Nothing,
+}
+
+impl Signal {
+    fn describe(&self) -> String {
+        match self {
+            Signal::MachineRunnable => "the machine's runnable threads (/proc/loadavg)".into(),
+            Signal::CgroupPressure(p) => {
+                format!("the cgroup's CPU pressure ({})", p.path.display())
+            }
+            Signal::Nothing => "not asked; helpers' lateness alone pauses them".into(),
+        }
+    }
+}
+
+/// `OFFLOAD_HOST_BUSY_CHECK`: which signal to use, where the automatic choice is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Choice {
+    Auto,
+    Machine,
+    Cgroup,
+    Nothing,
+}
+
+fn choice(value: Option<&str>) -> Choice {
+    match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("" | "auto") => Choice::Auto,
+        Some("machine" | "loadavg") => Choice::Machine,
+        Some("cgroup" | "pressure") => Choice::Cgroup,
+        Some("none" | "off") => Choice::Nothing,
+        Some(other) => {
+            trace(|| {
+                format!("host: OFFLOAD_HOST_BUSY_CHECK={other} is not auto, machine, cgroup or none; auto used")
+            });
+            Choice::Auto
+        }
+    }
 }
 
 fn signal() -> &'static Signal {
     static SIGNAL: OnceLock<Signal> = OnceLock::new();
     SIGNAL.get_or_init(|| {
-        if usable_cores() >= online_cores() {
-            Signal::MachineRunnable
-        } else {
-            cgroup_pressure_file()
-                .map(|path| Signal::CgroupPressure(Pressure::new(path)))
-                .unwrap_or(Signal::Nothing)
-        }
+        let setting = choice(std::env::var("OFFLOAD_HOST_BUSY_CHECK").ok().as_deref());
+        let signal = choose(
+            setting,
+            usable_cores(),
+            online_cores(),
+            cgroup_pressure_file,
+        );
+        trace(|| {
+            format!(
+                "host: whether a core is idle for a helper: {}",
+                signal.describe()
+            )
+        });
+        signal
     })
+}
+
+/// The signal for `setting`, for a process that may use `usable` of the machine's
+/// `online` cores; `pressure_file` finds its cgroup's `cpu.pressure`.
+fn choose(
+    setting: Choice,
+    usable: usize,
+    online: usize,
+    pressure_file: impl FnOnce() -> Option<PathBuf>,
+) -> Signal {
+    let pressure = || {
+        pressure_file()
+            .map(|path| Signal::CgroupPressure(Pressure::new(path)))
+            .unwrap_or(Signal::Nothing)
+    };
+    match setting {
+        Choice::Machine => Signal::MachineRunnable,
+        Choice::Cgroup => pressure(),
+        Choice::Nothing => Signal::Nothing,
+        Choice::Auto if usable >= online => Signal::MachineRunnable,
+        Choice::Auto => pressure(),
+    }
 }
 
 /// Whether every core runs a thread already (other programs', or this one's caller and
@@ -106,16 +174,48 @@ fn read_small(path: impl AsRef<Path>) -> Option<String> {
     Some(String::from_utf8_lossy(&text[..n]).into_owned())
 }
 
-/// This process's cgroup v2 `cpu.pressure`: below the cgroup's path in the unified
-/// hierarchy, or at its root where the container sees its own cgroup as the root.
+/// This process's cgroup v2 `cpu.pressure`: its cgroup's directory below a cgroup2
+/// mount (from /proc/self/mountinfo: /sys/fs/cgroup, or /sys/fs/cgroup/unified on a
+/// hybrid system), or the mount itself where a container sees its own cgroup there.
 fn cgroup_pressure_file() -> Option<PathBuf> {
     let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let root = Path::new("/sys/fs/cgroup");
-    let own = unified_cgroup(&cgroups).map(|path| root.join(path.trim_start_matches('/')));
-    own.into_iter()
-        .chain([root.to_path_buf()])
-        .map(|dir| dir.join("cpu.pressure"))
+    let own = unified_cgroup(&cgroups)?;
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    cgroup2_mounts(&mountinfo)
+        .into_iter()
+        .flat_map(|(root, mount)| pressure_candidates(own, root, mount))
         .find(|file| stall_total(&read_small(file).unwrap_or_default()).is_some())
+}
+
+/// The cgroup2 mounts in /proc/self/mountinfo's text: (the hierarchy's directory mounted,
+/// where). A line reads "ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS... - TYPE SOURCE ...".
+fn cgroup2_mounts(mountinfo: &str) -> Vec<(&str, &str)> {
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let (mount, fs) = line.split_once(" - ")?;
+            if fs.split_ascii_whitespace().next() != Some("cgroup2") {
+                return None;
+            }
+            let mut fields = mount.split_ascii_whitespace().skip(3);
+            Some((fields.next()?, fields.next()?))
+        })
+        .collect()
+}
+
+/// Where `own` (a path in the hierarchy) has its `cpu.pressure` under a mount of the
+/// hierarchy's `root` at `mount`, then the mount's own.
+fn pressure_candidates(own: &str, root: &str, mount: &str) -> Vec<PathBuf> {
+    let mount = Path::new(mount);
+    let below = own.strip_prefix(root).map(|rest| {
+        mount
+            .join(rest.trim_start_matches('/'))
+            .join("cpu.pressure")
+    });
+    below
+        .into_iter()
+        .chain([mount.join("cpu.pressure")])
+        .collect()
 }
 
 /// The unified (v2) hierarchy's path in /proc/self/cgroup's text: the "0::" line.
@@ -190,6 +290,81 @@ mod tests {
         let hybrid = "4:memory:/a\n1:cpu:/\n0::/\n";
         assert_eq!(unified_cgroup(hybrid), Some("/"));
         assert_eq!(unified_cgroup("4:memory:/a\n1:cpu:/\n"), None);
+    }
+
+    #[test]
+    fn cgroup2_mounts_are_found_in_mountinfo() {
+        let text = "30 25 0:26 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory\n\
+                    41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n\
+                    50 41 0:38 /docker/abc /sys/fs/cgroup rw shared:9 - cgroup2 cgroup2 rw\n";
+        assert_eq!(
+            cgroup2_mounts(text),
+            vec![
+                ("/", "/sys/fs/cgroup/unified"),
+                ("/docker/abc", "/sys/fs/cgroup")
+            ]
+        );
+    }
+
+    #[test]
+    fn the_pressure_file_is_below_the_mount() {
+        let at = |s: &str| PathBuf::from(s);
+        assert_eq!(
+            pressure_candidates("/user.slice/a", "/", "/sys/fs/cgroup"),
+            [
+                at("/sys/fs/cgroup/user.slice/a/cpu.pressure"),
+                at("/sys/fs/cgroup/cpu.pressure")
+            ]
+        );
+        // A container's own cgroup mounted as the root of its view.
+        assert_eq!(
+            pressure_candidates("/docker/abc", "/docker/abc", "/sys/fs/cgroup"),
+            [
+                at("/sys/fs/cgroup/cpu.pressure"),
+                at("/sys/fs/cgroup/cpu.pressure")
+            ]
+        );
+        // A path outside the mounted part: only the mount's own file.
+        assert_eq!(
+            pressure_candidates("/other", "/docker/abc", "/sys/fs/cgroup"),
+            [at("/sys/fs/cgroup/cpu.pressure")]
+        );
+    }
+
+    #[test]
+    fn this_machines_cgroup_pressure_is_read_where_there_is_one() {
+        // Where the kernel has PSI and a cgroup2 mount (this project's machines have
+        // one at /sys/fs/cgroup/unified), the file is found and says a total.
+        let Some(file) = cgroup_pressure_file() else {
+            return;
+        };
+        let total = stall_total(&read_small(&file).unwrap()).unwrap();
+        let pressure = Pressure::new(file);
+        assert!(!pressure.stalled(1));
+        let later = read_small(&pressure.path)
+            .and_then(|t| stall_total(&t))
+            .unwrap();
+        assert!(later >= total, "the total only grows");
+    }
+
+    #[test]
+    fn the_signal_follows_the_setting_and_the_confinement() {
+        let file = || Some(PathBuf::from("/x/cpu.pressure"));
+        let none = || None;
+        let is_machine = |s: Signal| matches!(s, Signal::MachineRunnable);
+        let is_pressure = |s: Signal| matches!(s, Signal::CgroupPressure(_));
+        let is_nothing = |s: Signal| matches!(s, Signal::Nothing);
+        assert!(is_machine(choose(Choice::Auto, 8, 8, file)));
+        assert!(is_pressure(choose(Choice::Auto, 2, 8, file)));
+        assert!(is_nothing(choose(Choice::Auto, 2, 8, none)));
+        assert!(is_machine(choose(Choice::Machine, 2, 8, file)));
+        assert!(is_pressure(choose(Choice::Cgroup, 8, 8, file)));
+        assert!(is_nothing(choose(Choice::Nothing, 8, 8, file)));
+        assert_eq!(choice(None), Choice::Auto);
+        assert_eq!(choice(Some(" Cgroup ")), Choice::Cgroup);
+        assert_eq!(choice(Some("none")), Choice::Nothing);
+        assert_eq!(choice(Some("machine")), Choice::Machine);
+        assert_eq!(choice(Some("sometimes")), Choice::Auto);
     }
 
     #[test]
