@@ -80,7 +80,7 @@ for level in idle one all; do
 done
 
 echo
-echo "Host rows under load: medians (p90) over three alternating rounds, $cores cores"
+echo "Host rows under load: medians (p90), the median over $c_rounds rounds ($omp_rounds for OpenMP rows), $cores cores"
 echo "(idle: nothing else running; one: one busy process; all: one busy process per core)"
 awk '
   function mid(list,   a, k, i, j, t) {
