@@ -63,11 +63,16 @@ for level in idle one all; do
   # The OpenMP rows compare two processes, so the machine's own drift (this VM's speed
   # moves by 2x within minutes) falls between them: more, shorter rounds, the order
   # swapped every round, and each round's pair of medians compared (paired ratios).
+  # Each row runs in processes of its own, all of one row's rounds before the next row's:
+  # a process that ran LLVM 19's saxpy slowed the region of the process after it
+  # (LLVM's own region: ~1350 µs after one, ~940 µs after a region-only process).
   if [ -x "$omp_bench" ]; then
-    for ((round = 1; round <= omp_rounds; round++)); do
-      ours_run() { LD_LIBRARY_PATH="$PREFIX/lib" "$omp_bench" tofrom 41 saxpy 9 >>"$out/$level.ours.$round"; }
-      llvm_run() { LD_LIBRARY_PATH="$llvm19" "$omp_bench" tofrom 41 saxpy 9 >"$out/$level.llvm19.$round"; }
-      if ((round % 2)); then llvm_run; ours_run; else ours_run; llvm_run; fi
+    for row in "tofrom 41" "saxpy 9"; do
+      for ((round = 1; round <= omp_rounds; round++)); do
+        ours_run() { LD_LIBRARY_PATH="$PREFIX/lib" "$omp_bench" $row >>"$out/$level.ours.$round"; }
+        llvm_run() { LD_LIBRARY_PATH="$llvm19" "$omp_bench" $row >>"$out/$level.llvm19.$round"; }
+        if ((round % 2)); then llvm_run; ours_run; else ours_run; llvm_run; fi
+      done
     done
   fi
   # The region through the C API, each one paired with the same region done the plain
