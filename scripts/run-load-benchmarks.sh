@@ -2,7 +2,7 @@
 # The host rows that use more than one core (8 and 64 MiB copies and fills, kernels over
 # all cores, the OpenMP 8 MiB tofrom region and teams saxpy), each measured on an idle
 # machine, beside one busy process, and beside one busy process per core (`yes`
-# processes, started and killed here), all in one run. At each level, three rounds
+# processes, started and killed here), all in one run. At each level, five rounds
 # alternate ours and LLVM 22's libLLVMOffload.so.22.1 (the same bench_load binary), and
 # fifteen shorter rounds, in swapped order every round, ours and LLVM 19's
 # libomptarget.so.19.1 (the same clang-19 binary) for the OpenMP rows; the single-threaded

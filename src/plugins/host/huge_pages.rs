@@ -3,7 +3,7 @@
 //!
 //! A copy into or out of a block walks it page by page: with 4 KiB pages an 8 MiB block
 //! is 2,048 TLB entries, with huge pages 4. Measured on the 2-core VM, an 8 MiB copy in
-//! and back took 12-14% less time into a huge-page block (2.50-2.86 ms against
+//! and back took 10-14% less time into a huge-page block (2.50-2.86 ms against
 //! 2.87-3.19 ms). glibc maps such blocks on 4 KiB boundaries and leaves them to 4 KiB
 //! pages where THP is "madvise" (Debian's default), so we map them ourselves. Where THP
 //! is off the advice is ignored and the block is an ordinary mapping; the part of a

@@ -71,8 +71,8 @@ fn free_block(addr: usize, block: usize) -> Result<()> {
     }
     let layout = layout(block)?;
     // SAFETY: every block below `HUGE_MIN` was allocated by `allocate` with `block_size`
-    // of its request, which is `block` here, so the layout matches; each is freed once (the cache hands a
-    // block out or back, never both).
+    // of its request, which is `block` here, so the layout matches; each is freed once
+    // (the cache hands a block out or back, never both).
     unsafe { std::alloc::dealloc(addr as *mut u8, layout) };
     Ok(())
 }
