@@ -33,12 +33,22 @@ const ALONE_AT_MOST: Duration = Duration::from_millis(4);
 /// indices outlast [`ALONE_AT_MOST`]. A panic in `body` stops further indices and is
 /// returned as its message.
 pub fn parallel_for(count: usize, body: &(dyn Fn(usize) + Sync)) -> Result<(), String> {
+    parallel_for_paused_or_not(count, body, helper_lag::paused)
+}
+
+/// `parallel_for`, with `paused` saying whether helpers are paused (asked only when
+/// there are helpers to ask).
+fn parallel_for_paused_or_not(
+    count: usize,
+    body: &(dyn Fn(usize) + Sync),
+    paused: impl FnOnce() -> bool,
+) -> Result<(), String> {
     let pool = WorkerPool::global();
     let shared = Arc::new(Shared::detached(count));
     if count <= 1 || pool.threads() <= 1 {
         return run_indices(&shared, body, None).0;
     }
-    if helper_lag::paused() {
+    if paused() {
         let (alone, _) = run_indices(&shared, body, Some(Instant::now() + ALONE_AT_MOST));
         if alone.is_err() || shared.next.load(Ordering::Relaxed) + 1 >= count {
             // Failed, or at most one index left: no helper could take any of it.
@@ -243,38 +253,44 @@ mod tests {
     /// `ALONE_AT_MOST` asks helpers for the rest; every index runs once either way.
     #[test]
     fn paused_work_asks_for_helpers_only_when_long() {
-        for _ in 0..8 {
-            helper_lag::record_preempted(); // doubles the pause up to its longest, 640 ms
-        }
-        assert!(helper_lag::paused());
+        // Paused for these calls only: the process's pause would slow other tests.
+        let paused = || true;
         let caller = std::thread::current().id();
         let elsewhere = AtomicU64::new(0);
-        parallel_for(64, &|_| {
-            if std::thread::current().id() != caller {
-                elsewhere.fetch_add(1, Ordering::Relaxed);
-            }
-        })
+        parallel_for_paused_or_not(
+            64,
+            &|_| {
+                if std::thread::current().id() != caller {
+                    elsewhere.fetch_add(1, Ordering::Relaxed);
+                }
+            },
+            paused,
+        )
         .unwrap();
         assert_eq!(elsewhere.load(Ordering::Relaxed), 0, "short work ran alone");
 
         let hits: Vec<AtomicU64> = (0..200).map(|_| AtomicU64::new(0)).collect();
         let start = Instant::now();
-        parallel_for(hits.len(), &|i| {
-            hits[i].fetch_add(1, Ordering::Relaxed);
-            if std::thread::current().id() != caller {
-                elsewhere.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-            if start.elapsed() > ALONE_AT_MOST * 2 {
-                // Helpers were asked for by now: give one time to arrive (a worker busy
-                // with another test's task may come late), then go on regardless.
-                let give_up = Instant::now() + Duration::from_secs(10);
-                while elsewhere.load(Ordering::Relaxed) == 0 && Instant::now() < give_up {
-                    std::thread::sleep(Duration::from_millis(1));
+        parallel_for_paused_or_not(
+            hits.len(),
+            &|i| {
+                hits[i].fetch_add(1, Ordering::Relaxed);
+                if std::thread::current().id() != caller {
+                    elsewhere.fetch_add(1, Ordering::Relaxed);
+                    return;
                 }
-            }
-        })
+                std::thread::sleep(Duration::from_millis(1));
+                if start.elapsed() > ALONE_AT_MOST * 2 {
+                    // Helpers were asked for by now: give one time to arrive (a worker busy
+                    // with another test's task may come late), then go on regardless.
+                    let give_up = Instant::now() + Duration::from_secs(10);
+                    while elsewhere.load(Ordering::Relaxed) == 0 && Instant::now() < give_up {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+            },
+            paused,
+        )
         .unwrap();
         assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
         assert!(
