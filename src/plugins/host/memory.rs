@@ -118,6 +118,12 @@ fn in_parallel_pieces(
 }
 
 pub fn copy(dst: usize, src: usize, size: usize) {
+    copy_split_unless(dst, src, size, helpers_paused)
+}
+
+/// `copy`, with `paused` saying whether helpers are paused (asked only of a copy large
+/// enough to split).
+fn copy_split_unless(dst: usize, src: usize, size: usize, paused: impl FnOnce() -> bool) {
     let whole = || {
         // SAFETY: the C caller guarantees both ranges are valid host memory of `size`
         // bytes (the runtime has checked the ranges of known allocations); `copy` allows
@@ -125,7 +131,7 @@ pub fn copy(dst: usize, src: usize, size: usize) {
         unsafe { copy::move_bytes(dst as *mut u8, src as *const u8, size) };
     };
     let disjoint = dst.abs_diff(src) >= size;
-    if !disjoint || size < PARALLEL_MIN || helpers_paused() {
+    if !disjoint || size < PARALLEL_MIN || paused() {
         return whole();
     }
     let small = PARALLEL_CHUNK / TAIL_DIVISOR;
@@ -140,7 +146,12 @@ pub fn copy(dst: usize, src: usize, size: usize) {
 }
 
 pub fn fill(dst: usize, pattern: &[u8], size: usize) {
-    if size < PARALLEL_MIN || pattern.is_empty() || helpers_paused() {
+    fill_split_unless(dst, pattern, size, helpers_paused)
+}
+
+/// `fill`, with `paused` as in `copy_split_unless`.
+fn fill_split_unless(dst: usize, pattern: &[u8], size: usize, paused: impl FnOnce() -> bool) {
+    if size < PARALLEL_MIN || pattern.is_empty() || paused() {
         return fill_serial(dst, pattern, size);
     }
     // Pieces hold whole repetitions of the pattern, so each starts with its first byte.
@@ -300,11 +311,31 @@ mod tests {
         let size = 3 * 7_000_000; // above PARALLEL_MIN, a multiple of 3, not of the chunk
         let src: Vec<u8> = (0..size).map(|i| (i * 7 + i / 251) as u8).collect();
         let mut dst = vec![0u8; size];
-        copy(dst.as_mut_ptr() as usize, src.as_ptr() as usize, size);
+        // Split whatever the machine's load (busy cores would pause the helpers and make
+        // these whole copies).
+        let split = || false;
+        copy_split_unless(
+            dst.as_mut_ptr() as usize,
+            src.as_ptr() as usize,
+            size,
+            split,
+        );
         assert!(dst == src);
 
-        fill(dst.as_mut_ptr() as usize, &[1, 2, 3], size);
+        fill_split_unless(dst.as_mut_ptr() as usize, &[1, 2, 3], size, split);
         assert!(dst.chunks(3).all(|c| c == [1, 2, 3]));
+
+        // And whole, as on busy cores.
+        let mut whole = vec![0u8; size];
+        copy_split_unless(
+            whole.as_mut_ptr() as usize,
+            src.as_ptr() as usize,
+            size,
+            || true,
+        );
+        assert!(whole == src);
+        fill_split_unless(whole.as_mut_ptr() as usize, &[4, 5, 6], size, || true);
+        assert!(whole.chunks(3).all(|c| c == [4, 5, 6]));
 
         // Overlapping ranges keep memmove's meaning.
         let mut buf: Vec<u8> = (0..PARALLEL_MIN * 2).map(|i| i as u8).collect();
