@@ -1,12 +1,13 @@
 //! What every layer stands on, from the C API down to each backend: errors, the trace
-//! and validation switches, the worker pool, the loader of vendor libraries, and byte
-//! copies that avoid memcpy's worst case. It imports nothing of this crate, so any module
+//! and validation switches, the worker pool, the loader of vendor libraries, the page size, and
+//! byte copies that avoid memcpy's worst case. It imports nothing of this crate, so any module
 //! may import it without a circle.
 
 pub mod aligned_bytes;
 pub mod copy;
 pub mod error;
 pub mod flags;
+pub mod page;
 pub mod panic_text;
 pub mod vendor_library;
 pub mod worker_pool;

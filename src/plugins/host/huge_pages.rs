@@ -9,18 +9,12 @@
 //! is off the advice is ignored and the block is an ordinary mapping; the part of a
 //! block past its last whole 2 MiB stays in 4 KiB pages.
 
-use std::sync::OnceLock;
+use crate::plugin::foundation::page::page_size;
 
 /// Blocks from this size up are mapped here (`block_cache` keeps them, so the mapping
 /// and the first touch are paid once per block, not per allocation).
 pub const HUGE_MIN: usize = HUGE_PAGE;
 const HUGE_PAGE: usize = 2 << 20;
-
-fn page_size() -> usize {
-    static PAGE: OnceLock<usize> = OnceLock::new();
-    // SAFETY: sysconf has no preconditions.
-    *PAGE.get_or_init(|| (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(4096) as usize)
-}
 
 /// The mapped length of a block of `size` bytes: whole pages.
 fn mapped_len(size: usize) -> Option<usize> {

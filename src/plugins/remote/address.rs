@@ -6,6 +6,7 @@
 //! address across devices) then never sees two allocations at one address, and a
 //! pointer the application puts in a kernel's arguments is the server's pointer too.
 
+use crate::plugin::foundation::page::page_size;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -77,7 +78,7 @@ fn overlaps_known(
 /// The pages `[first, last]` of `size` bytes at `at` (`size` at least 1).
 fn page_span(at: usize, size: usize) -> Option<(usize, usize)> {
     let end = at.checked_add(size.max(1))?;
-    let mask = !(page() - 1);
+    let mask = !(page_size() - 1);
     Some((at & mask, (end - 1) & mask))
 }
 
@@ -94,7 +95,7 @@ pub fn reserve_at(at: usize, size: usize) -> bool {
         return false;
     }
     let mut edges = EDGE_PAGES.lock();
-    let page = page();
+    let page = page_size();
     // Runs of pages to map now: the interior, and each edge page not reserved yet.
     let mut runs: Vec<(usize, usize)> = Vec::new();
     let edge = |p: usize| !edges.contains_key(&p);
@@ -130,7 +131,7 @@ fn release_at(at: usize, size: usize) {
     let Some((first, last)) = page_span(at, size) else {
         return;
     };
-    let page = page();
+    let page = page_size();
     let mut edges = EDGE_PAGES.lock();
     if last > first + page {
         unmap(first + page, last - first - page);
@@ -183,16 +184,9 @@ fn unmap(at: usize, len: usize) {
     unsafe { libc::munmap(at as *mut c_void, len) };
 }
 
-/// The page size ranges are rounded to.
-fn page() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096).max(4096)
-}
-
 /// `size` rounded up to whole pages (at least one).
 pub fn rounded(size: usize) -> usize {
-    let page = page();
+    let page = page_size();
     size.max(1).div_ceil(page) * page
 }
 
@@ -210,7 +204,7 @@ pub fn reserve_anywhere(size: usize) -> Option<usize> {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_usize(size);
-    let page = page();
+    let page = page_size();
     // Between 2^44 and 2^46: above where a process's own heap and libraries sit, below
     // the stack and the kernel's top-down mmap area.
     let hint = ((1usize << 44) + (hasher.finish() as usize % (3usize << 44))) & !(page - 1);
@@ -331,7 +325,7 @@ mod tests {
         let a = reserve_anywhere(4096).unwrap();
         let b = reserve_anywhere(4096).unwrap();
         for at in [a, b] {
-            assert_eq!(at % page(), 0);
+            assert_eq!(at % page_size(), 0);
             assert!((1usize << 44..1usize << 46).contains(&at), "{at:#x}");
         }
         // Two picks land gigabytes apart, not page by page as the kernel's own would.
@@ -345,9 +339,9 @@ mod tests {
         let a = reserve(100).expect("reserve");
         let b = reserve(100).expect("reserve");
         assert_ne!(a, b);
-        assert_eq!(a % page(), 0);
-        assert_eq!(rounded(1), page());
-        assert_eq!(rounded(page() + 1), 2 * page());
+        assert_eq!(a % page_size(), 0);
+        assert_eq!(rounded(1), page_size());
+        assert_eq!(rounded(page_size() + 1), 2 * page_size());
         release(a, 100);
         release(b, 100);
     }
@@ -368,7 +362,7 @@ mod tests {
 
     #[test]
     fn server_addresses_are_reserved_where_free_sharing_edge_pages() {
-        let page = page();
+        let page = page_size();
         // Four free pages far below where mmap places memory by itself (so that no
         // other thread of the test maps them meanwhile).
         let base = (0..64)
@@ -404,7 +398,7 @@ mod tests {
 
     #[test]
     fn a_shared_segment_is_one_memory_under_its_name_until_dropped() {
-        let size = 3 * page() + 5;
+        let size = 3 * page_size() + 5;
         let at = reserve(size).expect("reserve");
         let segment = SharedSegment::create(at, size).expect("a shared segment");
         // SAFETY: the segment maps `size` writable bytes at `at`.
