@@ -14,19 +14,31 @@ pub(crate) fn with_runtime<R>(f: impl FnOnce(&Arc<Runtime>) -> Result<R>) -> Res
 // The checks below run on every call: they are inlined, and the messages of their
 // failures are built in `#[cold]` functions, out of the way of the fast path.
 
+/// A handle the runtime hands out and keeps (a device's, a platform's): NULL, or one
+/// `find` does not know, is refused with `unknown`'s message.
+#[inline]
+fn registered<'a, T, V>(
+    handle: *mut T,
+    name: &str,
+    find: impl FnOnce(usize) -> Option<&'a V>,
+    unknown: fn(usize, &str) -> Error,
+) -> Result<&'a V> {
+    if handle.is_null() {
+        return Err(null_handle(name));
+    }
+    match find(handle as usize) {
+        Some(value) => Ok(value),
+        None => Err(unknown(handle as usize, name)),
+    }
+}
+
 #[inline]
 pub(crate) fn device<'a, T>(
     rt: &'a Runtime,
     handle: *mut T,
     name: &str,
 ) -> Result<&'a Arc<Device>> {
-    if handle.is_null() {
-        return Err(null_handle(name));
-    }
-    match rt.device_by_handle(handle as usize) {
-        Some(device) => Ok(device),
-        None => Err(not_a_device(handle as usize, name)),
-    }
+    registered(handle, name, |h| rt.device_by_handle(h), not_a_device)
 }
 
 #[cold]
@@ -45,13 +57,7 @@ pub(crate) fn platform<'a, T>(
     handle: *mut T,
     name: &str,
 ) -> Result<&'a Arc<Platform>> {
-    if handle.is_null() {
-        return Err(null_handle(name));
-    }
-    match rt.platform_by_handle(handle as usize) {
-        Some(platform) => Ok(platform),
-        None => Err(not_a_platform(handle as usize, name)),
-    }
+    registered(handle, name, |h| rt.platform_by_handle(h), not_a_platform)
 }
 
 #[cold]
