@@ -152,9 +152,10 @@ fn online_cores() -> usize {
     *CORES.get_or_init(|| unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize)
 }
 
-/// The cores this process may use: its affinity mask and its cgroup's CPU quota.
+/// The cores this process may use (its affinity mask and its cgroup's CPU quota): the
+/// worker pool has a thread for each.
 fn usable_cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    WorkerPool::global().threads()
 }
 
 /// The count of runnable threads in /proc/loadavg's text
