@@ -1,63 +1,14 @@
 /* The GPU benchmark with the CUDA driver API alone: the baseline of bench_gpu_api.c, the
- * same cases measured the same way. libcuda.so.1 is opened at run time and the few
- * functions used are declared here by hand (no CUDA toolkit needed to build). Without
- * the library or a GPU it says so and exits 0. The driver's default scheduling is kept
- * (the primary context as it comes).
+ * same cases measured the same way (the driver is opened at run time, bench_cuda_driver.h).
+ * Without the library or a GPU it says so and exits 0. The driver's default scheduling is
+ * kept (the primary context as it comes).
  * Usage: bench_cuda_raw <empty.ptx> */
+#include "bench_cuda_driver.h"
 #include "bench_timing.h"
 
-#include <dlfcn.h>
-#include <stdio.h>
 #include <string.h>
 
-typedef int CUresult;
-typedef int CUdevice;
-typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
-typedef unsigned long long CUdeviceptr;
-typedef void (*CUhostFn)(void *);
-
-static struct {
-  CUresult (*init)(unsigned);
-  CUresult (*device_get)(CUdevice *, int);
-  CUresult (*primary_retain)(CUcontext *, CUdevice);
-  CUresult (*ctx_set_current)(CUcontext);
-  CUresult (*module_load_data)(CUmodule *, const void *);
-  CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
-  CUresult (*module_unload)(CUmodule);
-  CUresult (*stream_create)(CUstream *, unsigned);
-  CUresult (*stream_synchronize)(CUstream);
-  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            unsigned, unsigned, CUstream, void **, void **);
-  CUresult (*event_create)(CUevent *, unsigned);
-  CUresult (*event_record)(CUevent, CUstream);
-  CUresult (*event_synchronize)(CUevent);
-  CUresult (*event_destroy)(CUevent);
-  CUresult (*launch_host_func)(CUstream, CUhostFn, void *);
-  CUresult (*mem_alloc)(CUdeviceptr *, size_t);
-  CUresult (*mem_free)(CUdeviceptr);
-  CUresult (*mem_alloc_host)(void **, size_t);
-  CUresult (*mem_free_host)(void *);
-  CUresult (*memcpy_htod_async)(CUdeviceptr, const void *, size_t, CUstream);
-  CUresult (*memcpy_dtoh_async)(void *, CUdeviceptr, size_t, CUstream);
-} cu;
-
-static void *resolve(void *lib, const char *name) {
-  void *f = dlsym(lib, name);
-  if (f == NULL) {
-    printf("skipped: libcuda.so.1 has no %s\n", name);
-    exit(0);
-  }
-  return f;
-}
-
-#define LOAD(field, name) *(void **)(&cu.field) = resolve(lib, name)
-
-static void must(CUresult r, const char *what) {
-  if (r != 0) {
-    printf("REFUSED %s CUresult %d\n", what, r);
-    exit(1);
-  }
-}
+#define must cu_must
 
 static void bandwidth(const char *name, CUstream s, CUdeviceptr d, void *h, size_t size,
                       int to_device) {
@@ -79,48 +30,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s empty.ptx\n", argv[0]);
     return 2;
   }
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == NULL) {
-    printf("skipped: no libcuda.so.1 (%s)\n", dlerror());
-    return 0;
-  }
-  LOAD(init, "cuInit");
-  LOAD(device_get, "cuDeviceGet");
-  LOAD(primary_retain, "cuDevicePrimaryCtxRetain");
-  LOAD(ctx_set_current, "cuCtxSetCurrent");
-  LOAD(module_load_data, "cuModuleLoadData");
-  LOAD(module_get_function, "cuModuleGetFunction");
-  LOAD(module_unload, "cuModuleUnload");
-  LOAD(stream_create, "cuStreamCreate");
-  LOAD(stream_synchronize, "cuStreamSynchronize");
-  LOAD(launch_kernel, "cuLaunchKernel");
-  LOAD(event_create, "cuEventCreate");
-  LOAD(event_record, "cuEventRecord");
-  LOAD(event_synchronize, "cuEventSynchronize");
-  LOAD(event_destroy, "cuEventDestroy_v2");
-  LOAD(launch_host_func, "cuLaunchHostFunc");
-  LOAD(mem_alloc, "cuMemAlloc_v2");
-  LOAD(mem_free, "cuMemFree_v2");
-  LOAD(mem_alloc_host, "cuMemAllocHost_v2");
-  LOAD(mem_free_host, "cuMemFreeHost");
-  LOAD(memcpy_htod_async, "cuMemcpyHtoDAsync_v2");
-  LOAD(memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2");
-  CUdevice dev;
   CUcontext ctx;
-  if (cu.init(0) != 0 || cu.device_get(&dev, 0) != 0) {
-    printf("skipped: no CUDA device\n");
-    return 0;
-  }
-  must(cu.primary_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  must(cu.ctx_set_current(ctx), "cuCtxSetCurrent");
-
-  FILE *f = fopen(argv[1], "rb");
-  if (f == NULL)
-    return 1;
-  static char ptx[1 << 20];
-  size_t n = fread(ptx, 1, sizeof ptx - 1, f);
-  ptx[n] = 0;
-  fclose(f);
+  cu_open(&ctx);
+  const char *ptx = cu_read_ptx(argv[1]);
   CUmodule module;
   CUfunction empty;
   CUstream s;

@@ -61,7 +61,10 @@ pub fn construct(
     let Some(convention) = Convention::of(backend) else {
         return Ok(None);
     };
-    let has = |init| program.symbol_kind(convention.kernel(init)) == Some(SymbolKind::Kernel);
+    let has = |init| {
+        let kernel = convention.kernel(init);
+        may_define(image, kernel) && program.symbol_kind(kernel) == Some(SymbolKind::Kernel)
+    };
     let (has_init, has_fini) = (has(true), has(false));
     if !has_init && !has_fini {
         return Ok(None);
@@ -123,6 +126,22 @@ impl Destructors {
             }
         }
     }
+}
+
+/// Whether `image` may define `name`. An ELF image's symbol table says, and so does PTX
+/// text, which names every kernel it defines; anything else (a fatbin, say) may, and the
+/// driver is asked. Asking the driver for a name the module lacks costs two failed
+/// lookups (a function, then a global), each with the context made current, on every
+/// load of an image without constructors.
+fn may_define(image: &[u8], name: &str) -> bool {
+    if let Ok(names) = crate::image::symbol_names(image) {
+        return names.iter().any(|n| n == name);
+    }
+    if crate::image::detect_format(image) == crate::image::ImageFormat::CudaPtx {
+        let name = name.as_bytes();
+        return image.windows(name.len()).any(|w| w == name);
+    }
+    true
 }
 
 /// The names in `image` that start with `__init_array_object_` or
@@ -262,6 +281,21 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.details.contains("priority"), "{}", e.details);
+    }
+
+    #[test]
+    fn only_images_that_may_name_a_kernel_are_asked_about_it() {
+        let ptx = b".version 7.0\n.target sm_80\n.address_size 64\n\
+            .visible .entry nvptx$device$init()\n{\n\tret;\n}\n";
+        assert!(may_define(ptx, "nvptx$device$init"));
+        assert!(!may_define(ptx, "nvptx$device$fini"));
+        let plain = b".version 7.0\n.target sm_80\n.address_size 64\n";
+        assert!(!may_define(plain, "nvptx$device$init"));
+        // Bytes whose names cannot be read (a fatbin, compressed): the driver is asked.
+        assert!(may_define(
+            &[0x50, 0xed, 0x55, 0xba, 1, 0, 0x10, 0],
+            "nvptx$device$init"
+        ));
     }
 
     #[test]

@@ -78,3 +78,49 @@ impl Mock {
         out
     }
 }
+
+impl Mock {
+    /// Calls of the driver entry point `name` since the last `reset_calls`.
+    pub fn calls(&self, name: &str) -> i64 {
+        let name = std::ffi::CString::new(name).unwrap();
+        // SAFETY: `long long mock_calls(const char *)` in the stand-in.
+        unsafe {
+            let f = self
+                .library
+                .get::<unsafe extern "C" fn(*const std::ffi::c_char) -> i64>(b"mock_calls")
+                .unwrap();
+            f(name.as_ptr())
+        }
+    }
+
+    pub fn reset_calls(&self) {
+        // SAFETY: `void mock_calls_reset(void)` in the stand-in.
+        unsafe {
+            let f = self
+                .library
+                .get::<unsafe extern "C" fn()>(b"mock_calls_reset")
+                .unwrap();
+            f()
+        }
+    }
+
+    /// Every entry point called since the last `reset_calls`, with its count.
+    pub fn call_list(&self) -> Vec<(String, i64)> {
+        let mut out = vec![0u8; 8192];
+        // SAFETY: `size_t mock_calls_list(char *, size_t)` writes at most `cap` bytes.
+        let n = unsafe {
+            let f = self
+                .library
+                .get::<unsafe extern "C" fn(*mut u8, usize) -> usize>(b"mock_calls_list")
+                .unwrap();
+            f(out.as_mut_ptr(), out.len())
+        };
+        String::from_utf8_lossy(&out[..n])
+            .lines()
+            .filter_map(|line| {
+                let (name, count) = line.split_once(' ')?;
+                Some((name.to_string(), count.parse().ok()?))
+            })
+            .collect()
+    }
+}

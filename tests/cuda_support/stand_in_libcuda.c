@@ -128,6 +128,50 @@ void *mock_current(void) { return current; }
 #define NEED_CONTEXT ENTRY; if (!current) return INVALID_CONTEXT;
 #define STICKY if (__atomic_load_n(&sticky, __ATOMIC_ACQUIRE)) return sticky;
 
+/* Calls of each entry point, by name (`__func__`), counted at entry from every thread:
+ * what an operation costs in driver calls (tests/cuda_call_counts.rs).
+ * mock_calls(name) reads one (NULL: all together), mock_calls_reset() starts again. */
+enum { MAX_NAMES = 128 };
+static struct { const char *name; long long calls; } call_counts[MAX_NAMES];
+static void count_call(const char *name) {
+  for (int i = 0; i < MAX_NAMES; i++) {
+    const char *seen = __atomic_load_n(&call_counts[i].name, __ATOMIC_ACQUIRE);
+    if (seen == NULL) {
+      const char *none = NULL;
+      if (!__atomic_compare_exchange_n(&call_counts[i].name, &none, name, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE))
+        seen = none; /* another thread took the slot: for which name? */
+      else
+        seen = name;
+    }
+    if (seen == name || !strcmp(seen, name)) {
+      __atomic_add_fetch(&call_counts[i].calls, 1, __ATOMIC_RELAXED);
+      return;
+    }
+  }
+}
+long long mock_calls(const char *name) {
+  long long total = 0;
+  for (int i = 0; i < MAX_NAMES && call_counts[i].name; i++)
+    if (name == NULL || !strcmp(call_counts[i].name, name))
+      total += __atomic_load_n(&call_counts[i].calls, __ATOMIC_RELAXED);
+  return total;
+}
+void mock_calls_reset(void) {
+  for (int i = 0; i < MAX_NAMES; i++) __atomic_store_n(&call_counts[i].calls, 0, __ATOMIC_RELAXED);
+}
+/* "name count" lines for the entry points called since the last reset. */
+size_t mock_calls_list(char *out, size_t cap) {
+  size_t at = 0;
+  if (cap) out[0] = 0;
+  for (int i = 0; i < MAX_NAMES && call_counts[i].name; i++) {
+    long long n = __atomic_load_n(&call_counts[i].calls, __ATOMIC_RELAXED);
+    if (n && at < cap) at += (size_t)snprintf(out + at, cap - at, "%s %lld\n", call_counts[i].name, n);
+  }
+  return at < cap ? at : cap;
+}
+#define COUNTED count_call(__func__);
+
 /* ---- memory: what an address is ---------------------------------------------------- */
 enum { PAGEABLE, DEVICE, PINNED };
 struct range { uintptr_t base; size_t size; int kind; };
@@ -360,9 +404,9 @@ void mock_hold(struct stream *s) {
 }
 
 /* ---- initialisation, devices, contexts ------------------------------------------------- */
-CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : SUCCESS; }
-CUresult cuDriverGetVersion(int *v) { *v = 12080; return SUCCESS; }
-CUresult cuGetErrorName(CUresult r, const char **s) {
+CUresult cuInit(unsigned flags) { COUNTED return flags ? INVALID_VALUE : SUCCESS; }
+CUresult cuDriverGetVersion(int *v) { COUNTED *v = 12080; return SUCCESS; }
+CUresult cuGetErrorName(CUresult r, const char **s) { COUNTED
   switch (r) {
   case 1: *s = "CUDA_ERROR_INVALID_VALUE"; return 0;
   case 2: *s = "CUDA_ERROR_OUT_OF_MEMORY"; return 0;
@@ -373,7 +417,7 @@ CUresult cuGetErrorName(CUresult r, const char **s) {
   default: *s = NULL; return 1;
   }
 }
-CUresult cuGetErrorString(CUresult r, const char **s) {
+CUresult cuGetErrorString(CUresult r, const char **s) { COUNTED
   switch (r) {
   case 1: *s = "invalid argument"; return 0;
   case 2: *s = "out of memory"; return 0;
@@ -384,10 +428,10 @@ CUresult cuGetErrorString(CUresult r, const char **s) {
   default: *s = NULL; return 1;
   }
 }
-CUresult cuDeviceGetCount(int *n) { *n = 1; return SUCCESS; }
-CUresult cuDeviceGet(CUdevice *d, int ordinal) { if (ordinal != 0) return 101; *d = ordinal; return SUCCESS; }
-CUresult cuDeviceGetName(char *name, int len, CUdevice d) { snprintf(name, len, "Mock GPU %d", d); return SUCCESS; }
-CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
+CUresult cuDeviceGetCount(int *n) { COUNTED *n = 1; return SUCCESS; }
+CUresult cuDeviceGet(CUdevice *d, int ordinal) { COUNTED if (ordinal != 0) return 101; *d = ordinal; return SUCCESS; }
+CUresult cuDeviceGetName(char *name, int len, CUdevice d) { COUNTED snprintf(name, len, "Mock GPU %d", d); return SUCCESS; }
+CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) { COUNTED
   (void)d;
   switch (attr) {
   case 1: *v = 1024; break;            /* threads per block */
@@ -408,15 +452,15 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
   }
   return SUCCESS;
 }
-CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d) { (void)d; *bytes = 40ull << 30; return SUCCESS; }
-CUresult cuDeviceGetUuid(CUuuid *u, CUdevice d) { (void)d; memset(u->bytes, 0xff, 16); return SUCCESS; }
-CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d) {
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d) { COUNTED (void)d; *bytes = 40ull << 30; return SUCCESS; }
+CUresult cuDeviceGetUuid(CUuuid *u, CUdevice d) { COUNTED (void)d; memset(u->bytes, 0xff, 16); return SUCCESS; }
+CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d) { COUNTED
   (void)d; for (int i = 0; i < 16; i++) u->bytes[i] = (char)(i * 17); return SUCCESS;
 }
-CUresult cuDeviceCanAccessPeer(int *can, CUdevice a, CUdevice b) { (void)a; (void)b; *can = 0; return SUCCESS; }
-CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { ENTRY; ctx_refs++; *c = &contexts[d]; return SUCCESS; }
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice a, CUdevice b) { COUNTED (void)a; (void)b; *can = 0; return SUCCESS; }
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { COUNTED ENTRY; ctx_refs++; *c = &contexts[d]; return SUCCESS; }
 /* The last release destroys the context: work still queued on its streams is lost. */
-CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { COUNTED
   ENTRY; (void)d;
   if (ctx_refs <= 0) return INVALID_CONTEXT;
   if (--ctx_refs == 0) {
@@ -426,9 +470,9 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
   }
   return SUCCESS;
 }
-CUresult cuCtxSetCurrent(CUcontext c) { ENTRY; current = c; ctx_sets++; return SUCCESS; }
-CUresult cuCtxGetCurrent(CUcontext *c) { ENTRY; *c = current; return SUCCESS; }
-CUresult cuCtxSetLimit(int limit, size_t value) {
+CUresult cuCtxSetCurrent(CUcontext c) { COUNTED ENTRY; current = c; ctx_sets++; return SUCCESS; }
+CUresult cuCtxGetCurrent(CUcontext *c) { COUNTED ENTRY; *c = current; return SUCCESS; }
+CUresult cuCtxSetLimit(int limit, size_t value) { COUNTED
   NEED_CONTEXT STICKY
   switch (limit) {
   case 0: stack_limit = (long long)value; return SUCCESS;
@@ -439,14 +483,14 @@ CUresult cuCtxSetLimit(int limit, size_t value) {
   default: return INVALID_VALUE;
   }
 }
-CUresult cuCtxSynchronize(void) {
+CUresult cuCtxSynchronize(void) { COUNTED
   NEED_CONTEXT
   pthread_mutex_lock(&lock);
   for (int i = 0; i < nstreams; i++) drain(streams[i]);
   pthread_mutex_unlock(&lock);
   STICKY return SUCCESS;
 }
-CUresult cuCtxEnablePeerAccess(CUcontext c, unsigned f) { ENTRY; (void)c; (void)f; return 704; }
+CUresult cuCtxEnablePeerAccess(CUcontext c, unsigned f) { COUNTED ENTRY; (void)c; (void)f; return 704; }
 
 /* ---- memory ---------------------------------------------------------------------------- */
 static void *take(size_t n, size_t align) {
@@ -459,35 +503,35 @@ static void give_back(void *p) {
   free(p);
   __atomic_sub_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
 }
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { COUNTED
   NEED_CONTEXT STICKY if (n > (1ull << 40)) return OUT_OF_MEMORY;
   void *m = take(n, 256); add_range(m, n, DEVICE); *p = (CUdeviceptr)m; return SUCCESS;
 }
 /* Frees once the device is done with it (cuMemFree synchronises). */
-CUresult cuMemFree_v2(CUdeviceptr p) {
+CUresult cuMemFree_v2(CUdeviceptr p) { COUNTED
   NEED_CONTEXT
   pthread_mutex_lock(&lock);
   for (int i = 0; i < nstreams; i++) drain(streams[i]);
   pthread_mutex_unlock(&lock);
   give_back((void *)p); return SUCCESS;
 }
-CUresult cuMemAllocHost_v2(void **p, size_t n) { NEED_CONTEXT STICKY *p = take(n, 4096); add_range(*p, n, PINNED); return SUCCESS; }
-CUresult cuMemFreeHost(void *p) { NEED_CONTEXT give_back(p); return SUCCESS; }
-CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned flags) {
+CUresult cuMemAllocHost_v2(void **p, size_t n) { COUNTED NEED_CONTEXT STICKY *p = take(n, 4096); add_range(*p, n, PINNED); return SUCCESS; }
+CUresult cuMemFreeHost(void *p) { COUNTED NEED_CONTEXT give_back(p); return SUCCESS; }
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned flags) { COUNTED
   NEED_CONTEXT STICKY if (flags != 1) return INVALID_VALUE;
   void *m = take(n, 4096); add_range(m, n, PINNED); *p = (CUdeviceptr)m; return SUCCESS;
 }
-CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) { COUNTED
   NEED_CONTEXT add_range(p, n, PINNED); register_flags = flags; return SUCCESS;
 }
-CUresult cuMemHostUnregister(void *p) {
+CUresult cuMemHostUnregister(void *p) { COUNTED
   NEED_CONTEXT
   if (kind_of((uintptr_t)p) != PINNED) return HOST_MEMORY_NOT_REGISTERED;
   remove_range(p); return SUCCESS;
 }
 /* 2: CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 3: _DEVICE_POINTER; pageable host memory is
  * memory the driver does not know: CUDA_ERROR_INVALID_VALUE. */
-CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) { COUNTED
   ENTRY;
   int kind = kind_of(p);
   if (attr == 3) { *(CUdeviceptr *)data = p; return SUCCESS; }
@@ -509,15 +553,15 @@ static CUresult copy_on(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
   }
   return submit(st, c);
 }
-CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_on(d, s, n, NULL); }
-CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy_on(d, s, n, st); }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { return copy_on(d, (CUdeviceptr)s, n, NULL); }
-CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { return copy_on((CUdeviceptr)d, s, n, NULL); }
-CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_on(d, s, n, NULL); }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { return copy_on(d, (CUdeviceptr)s, n, st); }
-CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { return copy_on((CUdeviceptr)d, s, n, st); }
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy_on(d, s, n, st); }
-CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) {
+CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { COUNTED return copy_on(d, s, n, NULL); }
+CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { COUNTED return copy_on(d, s, n, st); }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { COUNTED return copy_on(d, (CUdeviceptr)s, n, NULL); }
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { COUNTED return copy_on((CUdeviceptr)d, s, n, NULL); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { COUNTED return copy_on(d, s, n, NULL); }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { COUNTED return copy_on(d, (CUdeviceptr)s, n, st); }
+CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { COUNTED return copy_on((CUdeviceptr)d, s, n, st); }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { COUNTED return copy_on(d, s, n, st); }
+CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) { COUNTED
   (void)dc; (void)sc; return copy_on(d, s, n, st);
 }
 static CUresult set_on(CUdeviceptr d, unsigned v, unsigned unit, size_t n, CUstream s) {
@@ -525,12 +569,12 @@ static CUresult set_on(CUdeviceptr d, unsigned v, unsigned unit, size_t n, CUstr
   if (unit == 1) d8++; else if (unit == 2) d16++; else d32++;
   return submit(s, (struct command){.kind = C_SET, .dst = d, .value = v, .unit = unit, .count = n});
 }
-CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return set_on(d, v, 1, n, NULL); }
-CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return set_on(d, v, 2, n, NULL); }
-CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { return set_on(d, v, 4, n, NULL); }
-CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return set_on(d, v, 1, n, s); }
-CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { return set_on(d, v, 2, n, s); }
-CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) { return set_on(d, v, 4, n, s); }
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { COUNTED return set_on(d, v, 1, n, NULL); }
+CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { COUNTED return set_on(d, v, 2, n, NULL); }
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) { COUNTED return set_on(d, v, 4, n, NULL); }
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { COUNTED return set_on(d, v, 1, n, s); }
+CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { COUNTED return set_on(d, v, 2, n, s); }
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) { COUNTED return set_on(d, v, 4, n, s); }
 
 /* ---- modules and functions -------------------------------------------------------------- */
 static void jit_log(unsigned n, int *options, void **values, int which, const char *text) {
@@ -542,7 +586,7 @@ static void jit_log(unsigned n, int *options, void **values, int which, const ch
       snprintf((char *)values[i], cap, "%s", text);
     }
 }
-CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *options, void **values) {
+CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *options, void **values) { COUNTED
   NEED_CONTEXT STICKY
   const char *text = image;
   uint32_t magic;
@@ -563,15 +607,19 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *opt
   __atomic_add_fetch(&live_modules, 1, __ATOMIC_RELAXED);
   return SUCCESS;
 }
-CUresult cuModuleUnload(CUmodule m) { NEED_CONTEXT if (m == ctor_module) ctor_module = NULL; free(m); __atomic_sub_fetch(&live_modules, 1, __ATOMIC_RELAXED); return SUCCESS; }
-CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+/* The same load without options: the JIT's messages go nowhere. */
+CUresult cuModuleLoadData(CUmodule *m, const void *image) { COUNTED
+  return cuModuleLoadDataEx(m, image, 0, NULL, NULL);
+}
+CUresult cuModuleUnload(CUmodule m) { COUNTED NEED_CONTEXT if (m == ctor_module) ctor_module = NULL; free(m); __atomic_sub_fetch(&live_modules, 1, __ATOMIC_RELAXED); return SUCCESS; }
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) { COUNTED
   ENTRY;
   for (int i = 0; i < NKERNELS; i++)
     if (!strcmp(name, kernel_names[i]) && (i < 4 || m == ctor_module)) { *f = kernel_names[i]; return SUCCESS; }
   return NOT_FOUND;
 }
 static int function_index(CUfunction f) { return (int)(((char(*)[24])f) - kernel_names); }
-CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *size, CUmodule m, const char *name) {
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *size, CUmodule m, const char *name) { COUNTED
   ENTRY; (void)m;
   for (int i = 0; i < 3; i++)
     if (!strcmp(name, ctor_object_names[i])) { *p = (CUdeviceptr)&ctor_objects[i]; *size = 8; return SUCCESS; }
@@ -581,7 +629,7 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *size, CUmodule m, const ch
   *p = (CUdeviceptr)&counter_global; *size = sizeof counter_global; return SUCCESS;
 }
 /* 0: max threads per block; 1: static shared bytes; 8: max dynamic shared bytes. */
-CUresult cuFuncGetAttribute(int *v, int attr, CUfunction f) {
+CUresult cuFuncGetAttribute(int *v, int attr, CUfunction f) { COUNTED
   ENTRY;
   int i = function_index(f);
   if (attr == 0) *v = 768;
@@ -590,7 +638,7 @@ CUresult cuFuncGetAttribute(int *v, int attr, CUfunction f) {
   else *v = 0;
   return SUCCESS;
 }
-CUresult cuFuncSetAttribute(CUfunction f, int attr, int v) {
+CUresult cuFuncSetAttribute(CUfunction f, int attr, int v) { COUNTED
   ENTRY;
   int i = function_index(f);
   if (attr != 8 || v < 0 || v + static_shared[i] > OPTIN_SHARED) return INVALID_VALUE;
@@ -600,7 +648,7 @@ CUresult cuFuncSetAttribute(CUfunction f, int attr, int v) {
   pthread_mutex_unlock(&lock);
   return SUCCESS;
 }
-CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *offset, size_t *size) {
+CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *offset, size_t *size) { COUNTED
   static const size_t layout[3][2] = {{0, 8}, {8, 4}, {16, 8}}; /* (float *x, float a, size_t n) */
   ENTRY; if (i >= (function_index(f) == 0 ? 3 : 0)) return INVALID_VALUE; /* only scale has parameters */
   *offset = layout[i][0]; if (size) *size = layout[i][1]; return SUCCESS;
@@ -628,32 +676,32 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
   return submit(s, (struct command){.kind = C_KERNEL, .function = i, .target = now});
 }
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
+                        unsigned bz, unsigned shared, CUstream s, void **params, void **extra) { COUNTED
   last_cooperative = 0;
   launches++;
   return launch(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
 }
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                   unsigned by, unsigned bz, unsigned shared, CUstream s, void **params) {
+                                   unsigned by, unsigned bz, unsigned shared, CUstream s, void **params) { COUNTED
   last_cooperative = 2;
   return launch(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
 }
-CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) { COUNTED
   last_cooperative = c->numAttrs == 1 && c->attrs[0].id == 2 && c->attrs[0].value.cooperative == 1;
   return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
                 c->sharedMemBytes, c->hStream, params, extra);
 }
 CUresult cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, CUfunction f, size_t (*b2d_fn)(int),
-                                          size_t dyn, int limit) {
+                                          size_t dyn, int limit) { COUNTED
   ENTRY; (void)f; (void)dyn; (void)limit;
   *block = 256; *min_grid = 216; b2d = b2d_fn ? (long long)b2d_fn(256) : -1; return SUCCESS;
 }
-CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t dyn) {
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t dyn) { COUNTED
   ENTRY; (void)f; (void)dyn; *n = 2048 / block; return SUCCESS;
 }
 
 /* ---- streams and events ------------------------------------------------------------------ */
-CUresult cuStreamCreate(CUstream *out, unsigned flags) {
+CUresult cuStreamCreate(CUstream *out, unsigned flags) { COUNTED
   NEED_CONTEXT STICKY (void)flags;
   struct stream *s = calloc(1, sizeof *s);
   s->tail = &s->head;
@@ -667,7 +715,7 @@ CUresult cuStreamCreate(CUstream *out, unsigned flags) {
   return SUCCESS;
 }
 /* Returns at once; the stream's work still runs and its resources go after it. */
-CUresult cuStreamDestroy_v2(CUstream s) {
+CUresult cuStreamDestroy_v2(CUstream s) { COUNTED
   ENTRY;
   pthread_mutex_lock(&lock);
   s->destroyed = 1;
@@ -675,37 +723,37 @@ CUresult cuStreamDestroy_v2(CUstream s) {
   pthread_mutex_unlock(&lock);
   return SUCCESS;
 }
-CUresult cuStreamSynchronize(CUstream s) {
+CUresult cuStreamSynchronize(CUstream s) { COUNTED
   NEED_CONTEXT
   if (s) { pthread_mutex_lock(&lock); drain(s); pthread_mutex_unlock(&lock); }
   STICKY return SUCCESS;
 }
-CUresult cuStreamQuery(CUstream s) {
+CUresult cuStreamQuery(CUstream s) { COUNTED
   NEED_CONTEXT STICKY
   pthread_mutex_lock(&lock);
   long pending = s ? s->pending : 0;
   pthread_mutex_unlock(&lock);
   return pending ? NOT_READY : SUCCESS;
 }
-CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned f) {
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned f) { COUNTED
   NEED_CONTEXT STICKY (void)f;
   pthread_mutex_lock(&lock);
   long target = e->recorded;
   pthread_mutex_unlock(&lock);
   return submit(s, (struct command){.kind = C_WAIT_EVENT, .event = e, .target = target});
 }
-CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, unsigned value, unsigned flags) {
+CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, unsigned value, unsigned flags) { COUNTED
   NEED_CONTEXT STICKY
   if (flags != 0) return INVALID_VALUE; /* only CU_STREAM_WAIT_VALUE_GEQ here */
   if (kind_of(addr) == PAGEABLE) return INVALID_VALUE;
   return submit(s, (struct command){.kind = C_WAIT_VALUE, .dst = addr, .value = value});
 }
-CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *data) {
+CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *data) { COUNTED
   NEED_CONTEXT STICKY
   if (!s) { pthread_mutex_lock(&lock); call_back(fn, data); pthread_mutex_unlock(&lock); return SUCCESS; }
   return enqueue(s, (struct command){.kind = C_HOST, .fn = fn, .data = data});
 }
-CUresult cuEventCreate(CUevent *e, unsigned flags) {
+CUresult cuEventCreate(CUevent *e, unsigned flags) { COUNTED
   NEED_CONTEXT STICKY
   *e = calloc(1, sizeof **e);
   (*e)->flags = flags;
@@ -715,28 +763,28 @@ CUresult cuEventCreate(CUevent *e, unsigned flags) {
   if (!(flags & DISABLE_TIMING)) events_timed++;
   return SUCCESS;
 }
-CUresult cuEventRecord(CUevent e, CUstream s) {
+CUresult cuEventRecord(CUevent e, CUstream s) { COUNTED
   NEED_CONTEXT STICKY
   pthread_mutex_lock(&lock);
   long target = ++e->recorded;
   pthread_mutex_unlock(&lock);
   return submit(s, (struct command){.kind = C_RECORD, .event = e, .target = target});
 }
-CUresult cuEventSynchronize(CUevent e) {
+CUresult cuEventSynchronize(CUevent e) { COUNTED
   NEED_CONTEXT
   pthread_mutex_lock(&lock);
   while (e->completed < e->recorded && !sticky) pthread_cond_wait(&changed, &lock);
   pthread_mutex_unlock(&lock);
   STICKY return SUCCESS;
 }
-CUresult cuEventQuery(CUevent e) {
+CUresult cuEventQuery(CUevent e) { COUNTED
   NEED_CONTEXT STICKY
   pthread_mutex_lock(&lock);
   int pending = e->completed < e->recorded;
   pthread_mutex_unlock(&lock);
   return pending ? NOT_READY : SUCCESS;
 }
-CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { COUNTED
   NEED_CONTEXT STICKY
   if ((a->flags | b->flags) & DISABLE_TIMING) return INVALID_HANDLE;
   if (!a->recorded || !b->recorded) return INVALID_HANDLE;
@@ -747,7 +795,7 @@ CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
   *ms = (float)(b->at - a->at);
   return SUCCESS;
 }
-CUresult cuEventDestroy_v2(CUevent e) {
+CUresult cuEventDestroy_v2(CUevent e) { COUNTED
   ENTRY;
   if (!e->live) return INVALID_HANDLE;
   e->live = 0; /* kept: a stream may still wait on it, as the driver allows */

@@ -198,6 +198,12 @@ impl Driver {
 
     /// A pointer attribute of at most 8 bytes, as the bytes the driver wrote.
     fn pointer_attribute(&self, attribute: c_int, ptr: CuDevicePtr) -> Result<[u8; 8]> {
+        let (r, value) = self.read_pointer_attribute(attribute, ptr);
+        self.check("cuPointerGetAttribute", r).map(|()| value)
+    }
+
+    /// The driver's result and the value, unchecked.
+    fn read_pointer_attribute(&self, attribute: c_int, ptr: CuDevicePtr) -> (CuResult, [u8; 8]) {
         let mut value = [0u8; 8];
         // SAFETY: every attribute read through this is at most 8 bytes (an int, an
         // unsigned int, a pointer or a CUdeviceptr), written to an 8-byte buffer.
@@ -208,7 +214,7 @@ impl Driver {
                 ptr,
             )
         };
-        self.check("cuPointerGetAttribute", r).map(|()| value)
+        (r, value)
     }
 
     /// The address the device uses for `ptr` (`CU_POINTER_ATTRIBUTE_DEVICE_POINTER`).
@@ -217,10 +223,13 @@ impl Driver {
         Ok(u64::from_ne_bytes(v))
     }
 
-    /// `CUmemorytype` of `ptr`: 1 host, 2 device, 3 array, 4 unified.
-    pub fn pointer_memory_type(&self, ptr: CuDevicePtr) -> Result<u32> {
-        let v = self.pointer_attribute(pointer_attribute::MEMORY_TYPE, ptr)?;
-        Ok(u32::from_ne_bytes([v[0], v[1], v[2], v[3]]))
+    /// Whether the driver knows `ptr` (device, pinned, registered or managed memory);
+    /// pageable memory it does not know. No error is made of the answer (for pageable
+    /// memory the driver refuses on every staged copy).
+    pub fn knows_pointer(&self, ptr: CuDevicePtr) -> bool {
+        self.read_pointer_attribute(pointer_attribute::MEMORY_TYPE, ptr)
+            .0
+            == 0
     }
 
     /// The ordinal of the device `ptr`'s memory belongs to.

@@ -97,10 +97,13 @@ impl PrimaryContext {
         self.context
     }
 
-    /// Makes this context current on the calling thread until the guard is dropped,
-    /// which makes the caller's current again (an application's own CUDA code, on
-    /// another GPU say, must find its context as it left it). Reading the current context
-    /// is a thread-local read in the driver, cheaper than setting it each time.
+    /// Makes this context current on the calling thread. Where the thread had another
+    /// context current (the application's own CUDA code, on another GPU say), the guard
+    /// makes that one current again when dropped. Where it had none, ours stays current,
+    /// as the CUDA runtime's first call leaves a primary context current: the next call
+    /// then finds it and sets nothing (a set and a restore cost more than a queued
+    /// launch's own enqueue on the driver). Reading the current context is a
+    /// thread-local read in the driver, cheaper than setting it each time.
     #[inline]
     pub fn make_current(&self) -> Result<Current<'_>> {
         let previous = self.driver.current_context()?;
@@ -113,7 +116,7 @@ impl PrimaryContext {
         self.driver.set_current_context(self.context)?;
         Ok(Current {
             driver: &self.driver,
-            previous: Some(previous),
+            previous: (!previous.is_null()).then_some(previous),
         })
     }
 }
@@ -122,7 +125,7 @@ impl PrimaryContext {
 #[must_use = "the context is current only while this lives"]
 pub struct Current<'a> {
     driver: &'a Driver,
-    /// The caller's context, where it was another (none at all included).
+    /// The caller's context, where it had another one current.
     previous: Option<CuContext>,
 }
 
@@ -141,6 +144,9 @@ impl Drop for PrimaryContext {
     /// device (a destroyed `CUstream` finishes it), which releasing the context would
     /// lose: wait for it first.
     fn drop(&mut self) {
+        // A thread that had no context current gets none back: ours ends here.
+        let had_none =
+            matches!(self.driver.current_context(), Ok(c) if c.is_null() || c == self.context);
         match self.make_current() {
             Ok(_current) => {
                 if let Err(e) = self.driver.context_synchronize() {
@@ -149,6 +155,9 @@ impl Drop for PrimaryContext {
                 self.events.destroy_all(&self.driver);
             }
             Err(e) => trace(|| format!("CUDA: device {}'s context: {e}", self.device)),
+        }
+        if had_none {
+            let _ = self.driver.set_current_context(CuContext::NULL);
         }
         if let Err(e) = self.driver.primary_ctx_release(self.device) {
             trace(|| {

@@ -108,10 +108,7 @@ impl Staging {
 
     /// Whether `addr` is pageable host memory (memory the driver does not know).
     fn is_pageable(&self, addr: usize) -> bool {
-        self.context
-            .driver()
-            .pointer_memory_type(addr as u64)
-            .is_err()
+        !self.context.driver().knows_pointer(addr as u64)
     }
 
     /// Enqueues a copy on `stream` (the context is current) through the buffers where
