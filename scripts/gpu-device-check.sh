@@ -7,11 +7,15 @@
 #   3. each OpenMP program built for sm_90 on LLVM 19's libomptarget and on ours: exit
 #      status and output compared, and where each ran its regions;
 #   4. benchmarks: OpenMP regions (bench_omp_gpu) on both libraries, our C API against
-#      the raw driver API (bench_gpu_api, bench_cuda_raw).
+#      the raw driver API (bench_gpu_api, bench_cuda_raw), and the driver-level
+#      alternatives of our slow paths (bench_cuda_paths);
+#   5. LLVM's own suites where they were built into .dev/llvm-suites/ (the OffloadAPI
+#      unit tests, the OpenMP offload tests), on ours and on LLVM's library.
 # Logs go to $OUT (or .dev/out); a summary is printed last.
 #
 #   scripts/gpu-device-check.sh        everything (about three minutes on an H100)
 #   GPU_CHECK_BENCH=0 ...              without 4
+#   GPU_CHECK_SUITES=0 ...             without 5
 #   scripts/gpu-device-check.sh omp    3 and 4 (and the C tests once fixed after a run),
 #                                      each program's outputs kept in
 #                                      $OUT/omp-outputs.tar.gz (under a minute and a half)
@@ -46,6 +50,12 @@ if [ ! -e "$LLVM19/libomptarget.so.19.1" ]; then # built here: the system's LLVM
   OURS=/work/main/_install/lib:/usr/lib/llvm-19/lib
   LLVM19=/usr/lib/llvm-19/lib
 fi
+# LLVM 22.1's liboffload, where the payload holds it (GPU_CHECK_BASELINE=llvm22) or
+# this machine has it.
+LLVM22=/work/main/.dev/llvm22/lib
+[ -e "$LLVM22/libLLVMOffload.so.22.1" ] || LLVM22=/usr/lib/llvm-22/lib
+has_llvm19() { [ -e "$LLVM19/libomptarget.so.19.1" ]; }
+has_llvm22() { [ -e "$LLVM22/libLLVMOffload.so.22.1" ]; }
 summary=()
 say() { summary+=("$*"); }
 
@@ -65,8 +75,10 @@ while read -r line; do say "  $line"; done < <(grep -E '\*\*\*Failed|\*\*\*Timeo
 fi
 
 # 3. OpenMP programs, LLVM 19 against ours (a hang costs 15 s; past the deadline, the
-# rest are not run, so the whole check fits a short lease).
+# rest are not run, so the whole check fits a short lease). Only where the payload holds
+# LLVM 19 (the default baseline).
 OMP_DEADLINE=${OMP_DEADLINE:-$((SECONDS + 70))}
+has_llvm19 || OMP_DEADLINE=0
 mkdir -p /tmp/omp-outputs
 {
   for exe in build/gpu-omp/omp_*; do
@@ -123,10 +135,46 @@ fi
     ptx=bench-c/kernels/gpu/empty.ptx
     echo "== bench_cuda_raw"; timeout 60 build/bench-c/bench_cuda_raw "$ptx" 2>&1
     echo "== bench_gpu_api on ours"; LD_LIBRARY_PATH=$OURS timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1
+    if has_llvm22; then
+      echo "== bench_gpu_api on LLVM 22.1"
+      LD_LIBRARY_PATH=$LLVM22 timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1
+    fi
+    # The driver-level alternatives of our slow paths (issue 34).
+    echo "== bench_cuda_paths"; timeout 90 build/bench-c/bench_cuda_paths "$ptx" 2>&1
   fi
 } >"$OUT/bench.txt" 2>&1
-[ -e "$OUT/bench.txt" ] && grep -E '^==|^RESULT|devices|rror' "$OUT/bench.txt" | head -60
+[ -e "$OUT/bench.txt" ] && grep -E '^==|^RESULT|devices|rror' "$OUT/bench.txt" | head -120
 
+# 5. LLVM's own suites (built here into .dev/llvm-suites/ where LLVM's sources were at
+# hand; not part of this repository): each suite's run.sh LIBDIR OUT, on ours and on
+# the LLVM library it is measured against: the OffloadAPI unit tests against LLVM
+# 22.1's liboffload, the OpenMP offload tests against LLVM 19's libomptarget.
+if [ "${GPU_CHECK_SUITES:-1}" = 1 ]; then
+  for suite in .dev/llvm-suites/*/; do
+    [ -f "$suite/run.sh" ] || continue
+    name=$(basename "$suite")
+    case "$name" in
+      offloadapi) libs=("ours:/work/main/_install/lib"); has_llvm22 && libs+=("llvm22:$LLVM22") ;;
+      omp) libs=("ours:$OURS"); has_llvm19 && libs+=("llvm19:$LLVM19") ;;
+      *) continue ;;
+    esac
+    for entry in "${libs[@]}"; do
+      lib=${entry%%:*}
+      mkdir -p "$OUT/$name-$lib"
+      timeout 150 bash "$suite/run.sh" "${entry#*:}" "$OUT/$name-$lib" >"$OUT/$name-$lib.txt" 2>&1
+      say "LLVM's $name suite on $lib: exit $?, $(tail -1 "$OUT/$name-$lib.txt")"
+    done
+    # One file per suite and library comes back (the folders are packed).
+    tar -C "$OUT" -czf "$OUT/$name-results.tar.gz" $(cd "$OUT" && ls -d "$name"-*/ 2>/dev/null) \
+      && rm -rf "$OUT/$name"-*/
+  done
+fi
+
+# A lent GPU machine sends back at most eight files: every log goes into one archive,
+# beside the summary.
+(cd "$OUT" && mapfile -t logs < <(ls -A | grep -vx 'logs.tar.gz') \
+  && [ ${#logs[@]} -gt 0 ] && tar -czf logs.tar.gz "${logs[@]}" && rm -rf "${logs[@]}")
+printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
 echo
 echo "==== summary"
 printf '%s\n' "${summary[@]}"

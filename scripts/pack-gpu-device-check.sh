@@ -7,6 +7,7 @@
 # the repository root, where the check unpacks them.
 #
 #   scripts/pack-gpu-device-check.sh    builds what is missing, then packs
+#   GPU_CHECK_BASELINE=llvm22 ...        LLVM 22.1's liboffload as the baseline instead
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 build_and_install
@@ -27,14 +28,42 @@ cp -a "$BUILD/c-tests/programs" "$stage/build/c-tests/"
 find "$BUILD/bench-c" -maxdepth 1 -type f -perm -u+x -exec cp -a {} "$stage/build/bench-c/" \;
 cp -a "$BUILD/gpu-omp" "$stage/build/gpu-omp"
 rm -rf "$stage/build/gpu-omp/.cubins"
-# LLVM 19's libomptarget and what the dynamic loader finds for it outside the C
-# library's own set (the GPU machine runs another distribution).
-llvm19=/usr/lib/llvm-19/lib
-cp -aL "$llvm19/libomptarget.so.19.1" "$llvm19/libomp.so.5" "$stage/.dev/llvm19/lib/"
-ldd "$llvm19/libomptarget.so.19.1" | awk '$3 ~ /^\// { print $3 }' \
-  | grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' \
-  | while read -r lib; do cp -aL "$lib" "$stage/.dev/llvm19/lib/"; done
-find "$stage/.dev/llvm19/lib" -type f -exec strip --strip-debug {} + 2>/dev/null || true
+# The baselines: LLVM 19's libomptarget (.dev/llvm19) and LLVM 22.1's liboffload
+# (.dev/llvm22), each with what the dynamic loader finds for it outside the C library's
+# own set (the GPU machine runs another distribution). Each needs its libLLVM (150 MB),
+# so one payload holds one of them: GPU_CHECK_BASELINE=llvm19 (the default) or llvm22.
+copy_with_deps() { # DEST LIBRARY...
+  local dest=$1 lib
+  shift
+  mkdir -p "$dest"
+  cp -aL "$@" "$dest/"
+  for lib in "$@"; do
+    ldd "$lib" | awk '$3 ~ /^\// { print $3 }' \
+      | grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' \
+      | while read -r dep; do cp -aL "$dep" "$dest/"; done
+  done
+  find "$dest" -type f -exec strip --strip-debug {} + 2>/dev/null || true
+}
+case "${GPU_CHECK_BASELINE:-llvm19}" in
+  llvm19) copy_with_deps "$stage/.dev/llvm19/lib" /usr/lib/llvm-19/lib/libomptarget.so.19.1 \
+            /usr/lib/llvm-19/lib/libomp.so.5 ;;
+  llvm22) rmdir "$stage/.dev/llvm19/lib" "$stage/.dev/llvm19"
+          copy_with_deps "$stage/.dev/llvm22/lib" /usr/lib/llvm-22/lib/libLLVMOffload.so.22.1 ;;
+  *) echo "GPU_CHECK_BASELINE is llvm19 or llvm22" >&2; exit 1 ;;
+esac
+# LLVM's own suites, where they were built into .dev/llvm-suites/<suite>/ (LLVM's sources
+# are not in this repository; each suite folder lists in CARRY what its run.sh needs).
+for suite in "$ROOT"/.dev/llvm-suites/*/; do
+  [ -f "$suite/CARRY" ] && [ -f "$suite/run.sh" ] || continue
+  name=$(basename "$suite")
+  mkdir -p "$stage/.dev/llvm-suites/$name"
+  (cd "$ROOT" && grep -v '^#' "$suite/CARRY" | awk 'NF { print $1 }' \
+    | while read -r path; do
+        case "$path" in /work/main/*) path=${path#/work/main/} ;; /*) continue ;; esac
+        [ -e "$path" ] && cp -a --parents "$path" "$stage/"
+      done)
+  cp -a "$suite/run.sh" "$stage/.dev/llvm-suites/$name/"
+done
 mkdir -p "$ROOT/.dev"
 grep -qx '/.dev/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.dev/' >>"$ROOT/.git/info/exclude"
 log "packing"

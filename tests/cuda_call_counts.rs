@@ -108,6 +108,8 @@ struct Gpu {
     host: ol_device_handle_t,
     queue: ol_queue_handle_t,
     kernel: ol_symbol_handle_t,
+    /// Pageable host memory of `PAGEABLE_BYTES` (the test's own: not counted).
+    pageable: *mut u8,
 }
 
 unsafe extern "C" fn nothing(_: *mut c_void) {}
@@ -177,8 +179,7 @@ fn run(gpu: &Gpu, operation: &str, buffers: (*mut c_void, *mut c_void)) {
             ok(olSyncQueue(gpu.queue));
         }
         "pageable copy to the device + sync" | "pageable copy from the device + sync" => {
-            let mut pageable = vec![1u8; PAGEABLE_BYTES];
-            let at = pageable.as_mut_ptr() as *mut c_void;
+            let at = gpu.pageable as *mut c_void;
             let (dst, dst_device, src, src_device) = if operation.contains("to the device") {
                 (device_buffer, gpu.device, at, gpu.host)
             } else {
@@ -200,6 +201,16 @@ fn run(gpu: &Gpu, operation: &str, buffers: (*mut c_void, *mut c_void)) {
             ok(olMemFree(p));
         }
         other => panic!("no operation {other}"),
+    }
+}
+
+/// The counted window: `ROUNDS` runs of `operation`. A symbol of its own, so that
+/// scripts/count-cuda-ops.sh can have callgrind count the instructions inside it alone.
+#[no_mangle]
+#[inline(never)]
+fn counted_rounds(gpu: &Gpu, operation: &str, buffers: (*mut c_void, *mut c_void)) {
+    for _ in 0..ROUNDS {
+        run(gpu, operation, buffers);
     }
 }
 
@@ -235,7 +246,9 @@ fn hot_operations_make_no_more_driver_calls_than_the_table() {
     ));
     let mut queue = null_mut();
     ok(olCreateQueue(device, &mut queue));
+    let mut pageable = vec![1u8; PAGEABLE_BYTES];
     let gpu = Gpu {
+        pageable: pageable.as_mut_ptr(),
         device,
         host: first_of(OL_DEVICE_TYPE_HOST),
         queue,
@@ -253,15 +266,18 @@ fn hot_operations_make_no_more_driver_calls_than_the_table() {
 
     let mut report = String::new();
     let mut over = Vec::new();
-    for &(operation, allowed) in TABLE {
+    // OFFLOAD_COUNT_ONLY=<operation>: that row alone (scripts/count-cuda-ops.sh).
+    let only = std::env::var("OFFLOAD_COUNT_ONLY").ok();
+    let rows = TABLE
+        .iter()
+        .filter(|(operation, _)| only.as_deref().is_none_or(|o| o == *operation));
+    for &(operation, allowed) in rows {
         for _ in 0..2 {
             run(&gpu, operation, buffers); // warm: pools filled, contexts current
         }
         ok(olSyncQueue(gpu.queue));
         mock.reset_calls();
-        for _ in 0..ROUNDS {
-            run(&gpu, operation, buffers);
-        }
+        counted_rounds(&gpu, operation, buffers);
         let measured = mock.call_list();
         ok(olSyncQueue(gpu.queue));
         let per_op: Vec<String> = measured

@@ -7,7 +7,7 @@ use std::ops::Range;
 use super::amdgpu_target::{AmdgpuTarget, ELFOSABI_AMDGPU_HSA};
 use super::bytes::Endian;
 use super::cubin::parse_cubin;
-use super::cuda_ptx::parse_ptx;
+use super::cuda_ptx::parse_ptx_header;
 use super::detect::{bitcode_error, detect_format, unrecognised_error, ImageFormat};
 use super::elf::{ElfFileType, ElfHeader, ElfMachine};
 use super::fatbin::{parse_fatbin, FatbinEntryKind};
@@ -212,7 +212,8 @@ fn select_in(
             Ok(whole(kind, description))
         }
         ImageFormat::CudaPtx => {
-            let ptx = parse_ptx(bytes)?;
+            // The header says which devices can run it; the JIT reads the rest.
+            let ptx = parse_ptx_header(bytes)?;
             let image = format!("CUDA PTX for {}", ptx.target);
             let DeviceArch::Cuda { sm } = device.arch else {
                 return Err(mismatch(&image, device, ""));

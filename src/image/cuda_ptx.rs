@@ -2,6 +2,7 @@
 //! its parameter list. Only declarations are read; instructions are skipped.
 
 use crate::plugin::foundation::error::{Error, Result};
+use std::borrow::Cow;
 
 /// A `.param` of a kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,16 +72,53 @@ fn strip_comments(text: &str) -> String {
     out
 }
 
-/// Parses the PTX text (trailing NULs allowed).
+/// What loading a PTX module needs to know before the JIT sees it: the version and the
+/// target (and the address size where it is given).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PtxHeader {
+    pub version: (u32, u32),
+    pub target: String,
+    pub sm: u32,
+    pub arch_specific: bool,
+    pub address_size: Option<u32>,
+}
+
+/// Parses the PTX text (trailing NULs allowed): the header and every `.entry`.
 pub fn parse_ptx(bytes: &[u8]) -> Result<PtxModule> {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    let text =
-        std::str::from_utf8(&bytes[..end]).map_err(|e| bad(format!("not UTF-8 text ({e})")))?;
+    let text = ptx_text(bytes)?;
     let text = strip_comments(text);
+    let header = header_of(text.lines().map(Cow::Borrowed), false)?;
+    Ok(PtxModule {
+        version: header.version,
+        sm: header.sm,
+        arch_specific: header.arch_specific,
+        target: header.target,
+        address_size: header.address_size,
+        entries: entries_of(&text)?,
+    })
+}
+
+/// The header of PTX text (trailing NULs allowed), read up to the directives it needs: a
+/// module's own directives come before its code, so a large module is not read through
+/// (choosing an image and loading it need nothing more; the JIT reads the rest).
+pub fn parse_ptx_header(bytes: &[u8]) -> Result<PtxHeader> {
+    let text = ptx_text(bytes)?;
+    header_of(Uncommented::new(text), true)
+}
+
+fn ptx_text(bytes: &[u8]) -> Result<&str> {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    std::str::from_utf8(&bytes[..end]).map_err(|e| bad(format!("not UTF-8 text ({e})")))
+}
+
+/// Reads `.version`, `.target` and `.address_size` from `lines` (comments already
+/// removed); with `stop_early`, stops at the first line after the first two that is no
+/// module directive, or once all three are read.
+fn header_of<'a>(lines: impl Iterator<Item = Cow<'a, str>>, stop_early: bool) -> Result<PtxHeader> {
     let mut version = None;
     let mut target = None;
     let mut address_size = None;
-    for line in text.lines() {
+    for line in lines {
         let mut words = line.split_whitespace();
         match words.next() {
             Some(".version") if version.is_none() => {
@@ -99,7 +137,11 @@ pub fn parse_ptx(bytes: &[u8]) -> Result<PtxModule> {
             Some(".address_size") if address_size.is_none() => {
                 address_size = words.next().and_then(|w| w.parse().ok());
             }
+            Some(_) if stop_early && version.is_some() && target.is_some() => break,
             _ => {}
+        }
+        if stop_early && version.is_some() && target.is_some() && address_size.is_some() {
+            break;
         }
     }
     let version = version.ok_or_else(|| bad("no .version directive"))?;
@@ -116,14 +158,66 @@ pub fn parse_ptx(bytes: &[u8]) -> Result<PtxModule> {
         .parse()
         .map_err(|_| bad(format!(".target {sm_name:?} has no SM number")))?;
     let arch_specific = sm_name.len() > 3 + digits.len();
-    Ok(PtxModule {
+    Ok(PtxHeader {
         version,
+        target,
         sm,
         arch_specific,
-        target,
         address_size,
-        entries: entries_of(&text)?,
     })
+}
+
+/// The lines of PTX text with their comments removed, one line at a time (a comment
+/// that spans lines leaves the lines it spans empty). A line without a comment is handed
+/// out as it is, not copied.
+struct Uncommented<'a> {
+    rest: &'a str,
+    in_block: bool,
+}
+
+impl<'a> Uncommented<'a> {
+    fn new(text: &'a str) -> Self {
+        Uncommented {
+            rest: text,
+            in_block: false,
+        }
+    }
+}
+
+impl<'a> Iterator for Uncommented<'a> {
+    type Item = Cow<'a, str>;
+
+    fn next(&mut self) -> Option<Cow<'a, str>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (raw, rest) = self.rest.split_once('\n').unwrap_or((self.rest, ""));
+        self.rest = rest;
+        if !self.in_block && !raw.contains('/') {
+            return Some(Cow::Borrowed(raw));
+        }
+        let mut line = String::with_capacity(raw.len());
+        let mut chars = raw.chars().peekable();
+        while let Some(c) = chars.next() {
+            if self.in_block {
+                if c == '*' && chars.peek() == Some(&'/') {
+                    chars.next();
+                    self.in_block = false;
+                    line.push(' ');
+                }
+                continue;
+            }
+            match (c, chars.peek()) {
+                ('/', Some('/')) => break,
+                ('/', Some('*')) => {
+                    chars.next();
+                    self.in_block = true;
+                }
+                _ => line.push(c),
+            }
+        }
+        Some(Cow::Owned(line))
+    }
 }
 
 fn is_ident_char(c: char) -> bool {
@@ -251,6 +345,42 @@ mod tests {
         // Many comments stay linear: this would take seconds if each scan restarted.
         let many = "//\n".repeat(200_000);
         assert_eq!(strip_comments(&many).len(), 200_000);
+    }
+
+    #[test]
+    fn the_header_alone_agrees_with_the_whole_parse() {
+        let samples: [&[u8]; 4] = [
+            b".version 8.0 /* c */\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{ ret; }\n\0",
+            b"// generated\n/* a\n .target sm_50\n */ .version 7.0\n.target sm_80, debug // x\n\n.address_size 32\n",
+            b".version 7.8\n.target sm_75\n.visible .entry k()\n{ ret; }\n",
+            b"//\n//\n.version 6.4 // v\n/**/.target sm_70\n",
+        ];
+        for bytes in samples {
+            let whole = parse_ptx(bytes).unwrap();
+            let header = parse_ptx_header(bytes).unwrap();
+            assert_eq!(
+                (
+                    header.version,
+                    header.target.as_str(),
+                    header.sm,
+                    header.arch_specific
+                ),
+                (
+                    whole.version,
+                    whole.target.as_str(),
+                    whole.sm,
+                    whole.arch_specific
+                ),
+                "{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        // Read no further than the directives: code after them is not looked at.
+        let mut big = b".version 7.0\n.target sm_80\n.address_size 64\n".to_vec();
+        big.extend(b".visible .entry k( .param .u32 a\n".repeat(1000)); // never closed
+        assert!(parse_ptx(&big).is_err());
+        assert_eq!(parse_ptx_header(&big).unwrap().sm, 80);
+        assert!(parse_ptx_header(b".version 7.0\n.visible .entry k()\n").is_err());
     }
 
     #[test]

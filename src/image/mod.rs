@@ -32,7 +32,7 @@ pub use amdgpu_target::{
 pub use bytes::Endian;
 pub use compat::{select_for, DeviceArch, DeviceTarget, LoadableKind, SelectedImage};
 pub use cubin::{minimal_cubin, parse_cubin, Cubin};
-pub use cuda_ptx::{parse_ptx, PtxEntry, PtxModule, PtxParam};
+pub use cuda_ptx::{parse_ptx, parse_ptx_header, PtxEntry, PtxHeader, PtxModule, PtxParam};
 pub use detect::{detect_format, ImageFormat};
 pub use elf::{symbol_names, ElfClass, ElfFileType, ElfHeader, ElfMachine};
 pub use fatbin::{parse_fatbin, write_fatbin, FatbinEntry, FatbinEntryKind};

@@ -114,10 +114,18 @@ pub trait Device: Send + Sync {
         Err(unsupported("loading device images"))
     }
 
-    /// Loads `image` (already accepted by `check_image`). The plugin keeps its own copy.
+    /// Loads `image` (already accepted by `check_image`, unless `load_checks_image`).
+    /// The plugin keeps its own copy.
     fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
         let _ = image;
         Err(unsupported("loading device images"))
+    }
+
+    /// Whether `load_program` makes every check `check_image` makes, refusing an image
+    /// with the same error: then a program is loaded without `check_image` first, and
+    /// the image is read once (choosing a GPU image parses it).
+    fn load_checks_image(&self) -> bool {
+        false
     }
 
     /// A new in-order stream of asynchronous work on this device.

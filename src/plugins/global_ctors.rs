@@ -134,14 +134,17 @@ impl Destructors {
 /// lookups (a function, then a global), each with the context made current, on every
 /// load of an image without constructors.
 fn may_define(image: &[u8], name: &str) -> bool {
-    if let Ok(names) = crate::image::symbol_names(image) {
-        return names.iter().any(|n| n == name);
+    use crate::image::ImageFormat;
+    match crate::image::detect_format(image) {
+        ImageFormat::Elf => {
+            crate::image::symbol_names(image).map_or(true, |names| names.iter().any(|n| n == name))
+        }
+        ImageFormat::CudaPtx => {
+            let end = image.iter().position(|&b| b == 0).unwrap_or(image.len());
+            std::str::from_utf8(&image[..end]).map_or(true, |text| text.contains(name))
+        }
+        _ => true,
     }
-    if crate::image::detect_format(image) == crate::image::ImageFormat::CudaPtx {
-        let name = name.as_bytes();
-        return image.windows(name.len()).any(|w| w == name);
-    }
-    true
 }
 
 /// The names in `image` that start with `__init_array_object_` or

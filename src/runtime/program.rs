@@ -117,24 +117,18 @@ pub struct LaunchProperties {
 impl Runtime {
     /// Whether `device` can run `image`; `Err` says why not.
     pub fn check_binary(&self, device: &Device, image: &[u8]) -> Result<()> {
-        if image.is_empty() {
-            return Err(Error::invalid_size(
-                "Size is 0; expected the image's length in bytes",
-            ));
-        }
-        device.imp.check_image(image).map_err(|e| {
-            let code = if e.code == ErrorCode::Unsupported {
-                ErrorCode::InvalidBinary
-            } else {
-                e.code
-            };
-            e.with_code(code)
-        })
+        not_empty(image)?;
+        device.imp.check_image(image).map_err(refused_image)
     }
 
     pub fn create_program(&self, device: &Arc<Device>, image: &[u8]) -> Result<usize> {
-        self.check_binary(device, image)?;
-        let imp = device.imp.load_program(image)?;
+        let imp = if device.imp.load_checks_image() {
+            not_empty(image)?;
+            device.imp.load_program(image)?
+        } else {
+            self.check_binary(device, image)?;
+            device.imp.load_program(image)?
+        };
         let destructors = global_ctors::construct(
             device.platform.backend,
             device.imp.as_ref(),
@@ -247,6 +241,25 @@ impl Runtime {
             ),
         }
     }
+}
+
+fn not_empty(image: &[u8]) -> Result<()> {
+    if image.is_empty() {
+        return Err(Error::invalid_size(
+            "Size is 0; expected the image's length in bytes",
+        ));
+    }
+    Ok(())
+}
+
+/// A device that cannot load images at all refuses every image as not valid for it.
+fn refused_image(e: Error) -> Error {
+    let code = if e.code == ErrorCode::Unsupported {
+        ErrorCode::InvalidBinary
+    } else {
+        e.code
+    };
+    e.with_code(code)
 }
 
 fn kind_name(kind: SymbolKind) -> &'static str {

@@ -48,8 +48,10 @@ pub fn needs_terminator(image: &[u8]) -> bool {
 impl Driver {
     // ---- modules and functions ---------------------------------------------------------
 
-    /// Loads a PTX, cubin or fatbin image into the current context, with the JIT's logs.
-    pub fn module_load(&self, image: &[u8]) -> (Result<CuModule>, JitLog) {
+    /// Loads a PTX, cubin or fatbin image into the current context; `with_logs` asks the
+    /// JIT for its info and error logs (two 16 KiB buffers: zeroing them cost more than
+    /// the rest of a small program's load, so they are asked for only when wanted).
+    pub fn module_load(&self, image: &[u8], with_logs: bool) -> (Result<CuModule>, JitLog) {
         let terminated;
         let bytes = if needs_terminator(image) {
             terminated = [image, &[0]].concat();
@@ -57,8 +59,16 @@ impl Driver {
         } else {
             image
         };
-        let mut info = vec![0u8; JIT_LOG_BYTES];
-        let mut error = vec![0u8; JIT_LOG_BYTES];
+        let mut info = if with_logs {
+            vec![0u8; JIT_LOG_BYTES]
+        } else {
+            Vec::new()
+        };
+        let mut error = if with_logs {
+            vec![0u8; JIT_LOG_BYTES]
+        } else {
+            Vec::new()
+        };
         let mut options = [
             jit_option::INFO_LOG_BUFFER,
             jit_option::INFO_LOG_BUFFER_SIZE_BYTES,
@@ -72,15 +82,17 @@ impl Driver {
             error.as_mut_ptr() as *mut c_void,
             (JIT_LOG_BYTES - 1) as *mut c_void,
         ];
+        let option_count = if with_logs { options.len() } else { 0 };
         let mut module = CuModule::NULL;
-        // SAFETY: `bytes` is a whole image (text NUL-terminated); the option arrays have
-        // 4 entries each and the log buffers hold the sizes given (one byte to spare for
-        // the NUL); everything outlives the call.
+        // SAFETY: `bytes` is a whole image (text NUL-terminated); with logs, the option
+        // arrays have 4 entries each and the log buffers hold the sizes given (one byte
+        // to spare for the NUL); without, the driver reads no option. Everything
+        // outlives the call.
         let r = unsafe {
             (self.functions().module_load_data_ex)(
                 &mut module,
                 bytes.as_ptr() as *const c_void,
-                options.len() as c_uint,
+                option_count as c_uint,
                 options.as_mut_ptr(),
                 values.as_mut_ptr(),
             )

@@ -184,6 +184,11 @@ impl plugin::Device for CudaDevice {
         select_for(image, &self.target()).map(|_| ())
     }
 
+    /// `load_program` chooses the image with the same `select_for`.
+    fn load_checks_image(&self) -> bool {
+        true
+    }
+
     fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
         let selected = select_for(image, &self.target())?;
         let module = Module::load(

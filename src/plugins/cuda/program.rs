@@ -11,7 +11,7 @@ use super::facts::DeviceFacts;
 use super::ffi::CuModule;
 use super::kernel::CudaKernel;
 use crate::plugin::foundation::error::{Error, Result};
-use crate::plugin::foundation::flags::trace;
+use crate::plugin::foundation::flags::{trace, trace_enabled};
 use crate::plugin::{GlobalVariable, Kernel, Program, SymbolKind};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -33,10 +33,17 @@ impl Module {
         image: &[u8],
         description: &str,
     ) -> Result<Module> {
-        let (loaded, log) = {
+        // The JIT's logs are read when tracing, and after a failure (the load is made
+        // again with them, for the error's words).
+        let load = |with_logs| {
             let _current = context.make_current()?;
-            context.driver().module_load(image)
+            Ok::<_, Error>(context.driver().module_load(image, with_logs))
         };
+        let tracing = trace_enabled();
+        let (mut loaded, mut log) = load(tracing)?;
+        if loaded.is_err() && !tracing {
+            (loaded, log) = load(true)?;
+        }
         match loaded {
             Ok(handle) => {
                 if !log.info.is_empty() {
