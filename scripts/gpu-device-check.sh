@@ -160,9 +160,14 @@ if [ "${GPU_CHECK_SUITES:-1}" = 1 ]; then
     esac
     for entry in "${libs[@]}"; do
       lib=${entry%%:*}
-      mkdir -p "$OUT/$name-$lib"
-      timeout 150 bash "$suite/run.sh" "${entry#*:}" "$OUT/$name-$lib" >"$OUT/$name-$lib.txt" 2>&1
-      say "LLVM's $name suite on $lib: exit $?, $(tail -1 "$OUT/$name-$lib.txt")"
+      dir="$OUT/$name-$lib"
+      mkdir -p "$dir"
+      # The unit tests write one file, the OpenMP tests a folder.
+      out=$dir
+      [ "$name" = offloadapi ] && out=$dir/gtest.txt
+      OFFLOADAPI_LABEL=$lib timeout 150 bash "$suite/run.sh" "${entry#*:}" "$out" \
+        >"$dir.txt" 2>&1
+      say "LLVM's $name suite on $lib: exit $?, $(tail -1 "$dir.txt")"
     done
     # One file per suite and library comes back (the folders are packed).
     tar -C "$OUT" -czf "$OUT/$name-results.tar.gz" $(cd "$OUT" && ls -d "$name"-*/ 2>/dev/null) \

@@ -57,10 +57,10 @@ for suite in "$ROOT"/.dev/llvm-suites/*/; do
   [ -f "$suite/CARRY" ] && [ -f "$suite/run.sh" ] || continue
   name=$(basename "$suite")
   mkdir -p "$stage/.dev/llvm-suites/$name"
-  (cd "$ROOT" && grep -v '^#' "$suite/CARRY" | awk 'NF { print $1 }' \
+  # CARRY: one path per line (relative to the suite's folder), then anything; # comments.
+  (cd "$suite" && grep -v '^#' CARRY | awk 'NF { print $1 }' \
     | while read -r path; do
-        case "$path" in /work/main/*) path=${path#/work/main/} ;; /*) continue ;; esac
-        [ -e "$path" ] && cp -a --parents "$path" "$stage/"
+        [ -e "$path" ] && cp -a --parents "$path" "$stage/.dev/llvm-suites/$name/"
       done)
   cp -a "$suite/run.sh" "$stage/.dev/llvm-suites/$name/"
 done

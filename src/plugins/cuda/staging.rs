@@ -25,6 +25,7 @@ use crate::plugin::device_stream::HostErrors;
 use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::foundation::flags::trace;
+use crate::plugin::foundation::parallel::{helpers_paused, in_pieces};
 use crate::plugin::StreamEvent;
 use crate::plugin::{keep_first_failure, CopyDirection};
 use parking_lot::Mutex;
@@ -32,6 +33,10 @@ use std::sync::Arc;
 
 /// Bytes of each pinned buffer (and of each chunk).
 const CHUNK: usize = 4 << 20;
+/// Chunks from this size on are copied by several threads, in pieces of `PIECE` bytes
+/// (a quarter of that toward the end, so the threads finish together).
+const SPLIT_MIN: usize = 512 << 10;
+const PIECE: usize = 256 << 10;
 
 /// A queue's staging: its two pinned buffers and its staging thread.
 pub struct Staging {
@@ -301,13 +306,7 @@ fn run(job: Job, errors: &HostErrors) {
                     // SAFETY: `src` holds the copy's bytes until the copy is done (the
                     // application's promise for a queued copy); the buffer is pinned
                     // memory of CHUNK bytes, free: its last DMA completed.
-                    unsafe {
-                        copy::copy_bytes(
-                            chunk.buffer as *mut u8,
-                            (src + chunk.offset) as *const u8,
-                            chunk.len,
-                        )
-                    };
+                    unsafe { copy_chunk(chunk.buffer, src + chunk.offset, chunk.len) };
                 }
                 chunk.gate.open();
             }
@@ -319,13 +318,7 @@ fn run(job: Job, errors: &HostErrors) {
                 if ok {
                     // SAFETY: the buffer holds the chunk (its DMA completed); `dst` is
                     // the application's destination of the copy's size.
-                    unsafe {
-                        copy::copy_bytes(
-                            (dst + chunk.offset) as *mut u8,
-                            chunk.buffer as *const u8,
-                            chunk.len,
-                        )
-                    };
+                    unsafe { copy_chunk(dst + chunk.offset, chunk.buffer, chunk.len) };
                 }
                 if let Some(release) = chunk.releases {
                     release.open();
@@ -333,6 +326,23 @@ fn run(job: Job, errors: &HostErrors) {
             }
             end.open();
         }
+    }
+}
+
+/// Copies one chunk between a pinned buffer and pageable memory, on the staging thread
+/// and on idle workers of the pool: one core alone copies at a fraction of what the
+/// memory allows, and the chunk's copy is what the next chunk's DMA waits for. On busy
+/// cores (helpers lagging), the staging thread copies alone.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `len` bytes, the two ranges disjoint.
+unsafe fn copy_chunk(dst: usize, src: usize, len: usize) {
+    // SAFETY: the caller's promise, for the whole range and for each piece inside it.
+    let copy = |at: usize, n: usize| unsafe {
+        copy::copy_bytes((dst + at) as *mut u8, (src + at) as *const u8, n)
+    };
+    if len < SPLIT_MIN || helpers_paused() || !in_pieces(len, PIECE, PIECE / 4, &copy) {
+        copy(0, len);
     }
 }
 

@@ -10,8 +10,8 @@
 use super::facts::MAX_GROUP_SIZE;
 use super::kernel_abi::{HostKernelContext, HostKernelFn};
 use super::memfd_loader::LoadedLibrary;
-use super::parallel::parallel_for;
 use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::parallel::parallel_for;
 use crate::plugin::foundation::worker_pool::{panic_text, WorkerPool};
 use crate::plugin::{Kernel, KernelArgs, LaunchConfig, LaunchLimits};
 use parking_lot::{Condvar, Mutex};

@@ -1,12 +1,10 @@
 //! Raw host memory for the host device: aligned allocation, copies and fills.
 
 use super::block_cache::{block_size, BlockCache};
-use super::helper_lag;
 use super::huge_pages;
-use super::parallel::{helpers_paused, parallel_for};
 use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, Result};
-use crate::plugin::foundation::worker_pool::WorkerPool;
+use crate::plugin::foundation::parallel::{helpers_paused, in_pieces};
 use std::alloc::Layout;
 
 /// Every block is aligned to a cache line. Not more: glibc serves page-aligned requests
@@ -86,37 +84,6 @@ const PARALLEL_CHUNK: usize = 1 << 20;
 /// together: the caller's wait for a helper's last piece is a quarter as long.
 const TAIL_DIVISOR: usize = 4;
 
-/// Runs `piece(offset, length)` over `[0, size)` on every core: pieces of `chunk` bytes,
-/// then the last stretch (two pieces per thread) in pieces of `small` bytes. Both are
-/// multiples of what a piece must hold whole. Returns false if a piece panicked (then the
-/// caller redoes the whole range).
-fn in_parallel_pieces(
-    size: usize,
-    chunk: usize,
-    small: usize,
-    piece: &(dyn Fn(usize, usize) + Sync),
-) -> bool {
-    let threads = WorkerPool::global().threads();
-    let tail = (2 * threads * chunk).min(size);
-    let big_end = (size - tail) / chunk * chunk;
-    let big = big_end / chunk;
-    let pieces = big + (size - big_end).div_ceil(small);
-    let preempted_before = helper_lag::preemptions();
-    let done = parallel_for(pieces, &|i| {
-        let (at, n) = if i < big {
-            (i * chunk, chunk)
-        } else {
-            (big_end + (i - big) * small, small)
-        };
-        piece(at, n.min(size - at));
-    })
-    .is_ok();
-    if helper_lag::preemptions() > preempted_before {
-        helper_lag::record_preempted();
-    }
-    done
-}
-
 pub fn copy(dst: usize, src: usize, size: usize) {
     copy_split_unless(dst, src, size, helpers_paused)
 }
@@ -135,7 +102,7 @@ fn copy_split_unless(dst: usize, src: usize, size: usize, paused: impl FnOnce() 
         return whole();
     }
     let small = PARALLEL_CHUNK / TAIL_DIVISOR;
-    let done = in_parallel_pieces(size, PARALLEL_CHUNK, small, &|at, n| {
+    let done = in_pieces(size, PARALLEL_CHUNK, small, &|at, n| {
         // SAFETY: as above, and the ranges do not overlap; each piece lies inside them
         // and is copied by exactly one thread.
         unsafe { copy::copy_bytes((dst + at) as *mut u8, (src + at) as *const u8, n) };
@@ -158,7 +125,7 @@ fn fill_split_unless(dst: usize, pattern: &[u8], size: usize, paused: impl FnOnc
     let chunk = PARALLEL_CHUNK / pattern.len() * pattern.len();
     let chunk = chunk.max(pattern.len());
     let small = (chunk / TAIL_DIVISOR / pattern.len() * pattern.len()).max(pattern.len());
-    if !in_parallel_pieces(size, chunk, small, &|at, n| {
+    if !in_pieces(size, chunk, small, &|at, n| {
         fill_serial(dst + at, pattern, n)
     }) {
         fill_serial(dst, pattern, size);

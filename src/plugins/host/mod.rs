@@ -10,14 +10,11 @@ mod block_cache;
 pub mod cpu_features;
 mod elf_image;
 mod facts;
-mod helper_lag;
 mod huge_pages;
-mod idle_core;
 mod kernel;
 pub mod kernel_abi;
 mod memfd_loader;
 mod memory;
-pub mod parallel;
 mod program;
 mod stream;
 

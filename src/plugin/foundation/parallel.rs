@@ -10,7 +10,7 @@
 //! wait for one of them at the end.
 
 use super::helper_lag;
-use crate::plugin::foundation::worker_pool::{panic_text, WorkerPool};
+use super::worker_pool::{panic_text, WorkerPool};
 use parking_lot::{Condvar, Mutex};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -202,6 +202,37 @@ fn run_indices(
         }
     }
 }
+/// Runs `piece(offset, length)` over `[0, size)` on every core: pieces of `chunk` bytes,
+/// then the last stretch (two pieces per thread) in pieces of `small` bytes. Both are
+/// multiples of what a piece must hold whole. Returns false if a piece panicked (then the
+/// caller redoes the whole range).
+pub fn in_pieces(
+    size: usize,
+    chunk: usize,
+    small: usize,
+    piece: &(dyn Fn(usize, usize) + Sync),
+) -> bool {
+    let threads = WorkerPool::global().threads();
+    let tail = (2 * threads * chunk).min(size);
+    let big_end = (size - tail) / chunk * chunk;
+    let big = big_end / chunk;
+    let pieces = big + (size - big_end).div_ceil(small);
+    let preempted_before = helper_lag::preemptions();
+    let done = parallel_for(pieces, &|i| {
+        let (at, n) = if i < big {
+            (i * chunk, chunk)
+        } else {
+            (big_end + (i - big) * small, small)
+        };
+        piece(at, n.min(size - at));
+    })
+    .is_ok();
+    if helper_lag::preemptions() > preempted_before {
+        helper_lag::record_preempted();
+    }
+    done
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

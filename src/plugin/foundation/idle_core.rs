@@ -10,8 +10,8 @@
 //! core is free", and `helper_lag` learns otherwise from the helpers' own lateness.
 //! `OFFLOAD_HOST_BUSY_CHECK=machine|cgroup|none` overrides the choice (`auto`: as above).
 
-use crate::plugin::foundation::flags::trace;
-use crate::plugin::foundation::worker_pool::WorkerPool;
+use super::flags::trace;
+use super::worker_pool::WorkerPool;
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
