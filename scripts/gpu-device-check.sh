@@ -155,7 +155,8 @@ if [ "${GPU_CHECK_SUITES:-1}" = 1 ]; then
     name=$(basename "$suite")
     case "$name" in
       offloadapi) libs=("ours:/work/main/_install/lib"); has_llvm22 && libs+=("llvm22:$LLVM22") ;;
-      omp) libs=("ours:$OURS"); has_llvm19 && libs+=("llvm19:$LLVM19") ;;
+      # Ours runs OpenMP programs with LLVM 19's libomp.so.5, carried with LLVM 19.
+      omp) has_llvm19 || continue; libs=("ours:$OURS" "llvm19:$LLVM19") ;;
       *) continue ;;
     esac
     for entry in "${libs[@]}"; do

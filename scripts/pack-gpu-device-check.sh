@@ -60,7 +60,7 @@ for suite in "$ROOT"/.dev/llvm-suites/*/; do
   # CARRY: one path per line (relative to the suite's folder), then anything; # comments.
   (cd "$suite" && grep -v '^#' CARRY | awk 'NF { print $1 }' \
     | while read -r path; do
-        [ -e "$path" ] && cp -a --parents "$path" "$stage/.dev/llvm-suites/$name/"
+        if [ -e "$path" ]; then cp -a --parents "$path" "$stage/.dev/llvm-suites/$name/"; fi
       done)
   cp -a "$suite/run.sh" "$stage/.dev/llvm-suites/$name/"
 done

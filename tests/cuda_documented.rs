@@ -504,3 +504,35 @@ fn a_queued_copy_of_pageable_memory_does_not_wait_for_the_queue() {
     drop(stream);
     gpu.free(device, size, AllocKind::Device).unwrap();
 }
+
+/// CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES "usually indicates that the user has attempted to
+/// pass too many arguments to the device kernel": a parameter buffer longer than the
+/// kernel's parameter list is refused (seen on an H200 for LLVM's own unit test, a
+/// 24-byte `{char; int *; short}` for 18 bytes of parameters). A C struct of the
+/// parameters may end in such padding: only the list's bytes are passed.
+#[test]
+fn a_structs_trailing_padding_is_not_passed() {
+    let Some(StandIn {
+        mock, gpu, program, ..
+    }) = open("padding")
+    else {
+        return;
+    };
+    let stream = gpu.create_stream().unwrap();
+    let mut bytes = vec![0u8; 32];
+    bytes[0] = 7;
+    let launch = StreamOp::Launch {
+        kernel: program.kernel("scale").unwrap(),
+        config: LaunchConfig::new(1, [1; 3], [32, 1, 1], 0, false),
+        args: KernelArgs::from_bytes(&bytes),
+    };
+    stream.enqueue("olLaunchKernel", launch, None).unwrap();
+    stream.synchronize().unwrap();
+    let passed = mock.last_args();
+    assert_eq!(
+        passed.len(),
+        24,
+        "the parameter list's 24 bytes, not the struct's 32"
+    );
+    assert_eq!(passed[0], 7);
+}

@@ -414,6 +414,7 @@ CUresult cuGetErrorName(CUresult r, const char **s) { COUNTED
   case 400: *s = "CUDA_ERROR_INVALID_HANDLE"; return 0;
   case 500: *s = "CUDA_ERROR_NOT_FOUND"; return 0;
   case 700: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return 0;
+  case 701: *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; return 0;
   default: *s = NULL; return 1;
   }
 }
@@ -425,6 +426,7 @@ CUresult cuGetErrorString(CUresult r, const char **s) { COUNTED
   case 400: *s = "invalid resource handle"; return 0;
   case 500: *s = "named symbol not found"; return 0;
   case 700: *s = "an illegal memory access was encountered"; return 0;
+  case 701: *s = "too many resources requested for launch"; return 0;
   default: *s = NULL; return 1;
   }
 }
@@ -669,6 +671,9 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     if (extra[0] != (void *)1 || extra[2] != (void *)2 || extra[4] != (void *)0) { bad_extra++; return INVALID_VALUE; }
     last_args_size = *(size_t *)extra[3];
     memcpy(last_args, extra[1], last_args_size < sizeof last_args ? last_args_size : sizeof last_args);
+    /* More bytes than the kernel's parameters: "too many arguments" (the H200's driver
+     * answers a 24-byte buffer for an 18-byte parameter list so). */
+    if (last_args_size > (i == 0 ? 24u : 0u)) return 701; /* CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */
   }
   pthread_mutex_lock(&lock);
   long now = released;

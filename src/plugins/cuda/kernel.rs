@@ -101,10 +101,17 @@ impl CudaKernel {
         let launched = config.normalized();
         let (grid, block) = (launched.num_groups, launched.group_size);
         let driver = self.module.context().driver();
+        // A C struct of the parameters may end in padding the kernel's parameter list
+        // lacks (`{char; int *; short}` is 24 bytes, its parameters 18): the driver
+        // refuses a buffer longer than the list ("too many resources requested").
+        let bytes = match self.params_size() {
+            Some(needed) if needed < args.bytes.len() => &args.bytes[..needed],
+            _ => &args.bytes[..],
+        };
         let launched = if config.cooperative {
-            driver.launch_cooperative(self.function, grid, block, shared, stream, &args.bytes)
+            driver.launch_cooperative(self.function, grid, block, shared, stream, bytes)
         } else {
-            driver.launch_kernel(self.function, grid, block, shared, stream, &args.bytes)
+            driver.launch_kernel(self.function, grid, block, shared, stream, bytes)
         };
         launched.map_err(|e| e.context(format!("launching kernel '{}'", self.name)))
     }
