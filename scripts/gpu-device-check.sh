@@ -135,6 +135,14 @@ fi
     ptx=bench-c/kernels/gpu/empty.ptx
     echo "== bench_cuda_raw"; timeout 60 build/bench-c/bench_cuda_raw "$ptx" 2>&1
     echo "== bench_gpu_api on ours"; LD_LIBRARY_PATH=$OURS timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1
+    # What the worker pool decided during it (staging copies use its helpers).
+    echo "== bench_gpu_api on ours, traced: the busy check and helper pauses"
+    LD_LIBRARY_PATH=$OURS OFFLOAD_TRACE=1 timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1 \
+      | grep -E 'busy|helpers paused|RESULT pageable' | sed -E 's/[0-9]+ ms/N ms/' | sort | uniq -c
+    # The same pair again: the spread between two runs of one binary.
+    echo "== bench_cuda_raw, again"; timeout 60 build/bench-c/bench_cuda_raw "$ptx" 2>&1
+    echo "== bench_gpu_api on ours, again"
+    LD_LIBRARY_PATH=$OURS timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1
     if has_llvm22; then
       echo "== bench_gpu_api on LLVM 22.1"
       LD_LIBRARY_PATH=$LLVM22 timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1
@@ -143,7 +151,7 @@ fi
     echo "== bench_cuda_paths"; timeout 90 build/bench-c/bench_cuda_paths "$ptx" 2>&1
   fi
 } >"$OUT/bench.txt" 2>&1
-[ -e "$OUT/bench.txt" ] && grep -E '^==|^RESULT|devices|rror' "$OUT/bench.txt" | head -120
+[ -e "$OUT/bench.txt" ] && grep -E '^==|RESULT|devices|rror|busy|paused' "$OUT/bench.txt" | head -150
 
 # 5. LLVM's own suites (built here into .dev/llvm-suites/ where LLVM's sources were at
 # hand; not part of this repository): each suite's run.sh LIBDIR OUT, on ours and on

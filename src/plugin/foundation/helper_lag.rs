@@ -16,6 +16,7 @@
 //! same way ([`record_preempted`]): the cores are oversubscribed, and a split copy then
 //! waits for whichever of its threads the scheduler serves last.
 
+use super::flags::trace;
 use super::idle_core;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::LazyLock;
@@ -48,6 +49,13 @@ pub fn paused() -> bool {
     GLOBAL.paused_at(now) || idle_core::none_idle(now)
 }
 
+/// Whether no core is idle for a helper right now (`idle_core`), whatever helpers did
+/// lately.
+#[inline]
+pub fn no_idle_core() -> bool {
+    idle_core::none_idle(now_ns())
+}
+
 /// What one call with helpers saw: the caller ran `own_indices` indices in `own_time`,
 /// then waited `waited` for helpers still inside theirs.
 pub fn record(own_time: Duration, own_indices: usize, waited: Duration) {
@@ -72,7 +80,7 @@ pub fn preemptions() -> u64 {
 /// helper, it pauses them (a thread of a split copy that loses its core holds the whole
 /// copy, where one thread alone would only be slowed by the same amount).
 pub fn record_preempted() {
-    GLOBAL.lagged_at(now_ns());
+    GLOBAL.lagged_at(now_ns(), "the caller lost its core during a split call");
 }
 
 /// The state behind [`paused`] and [`record`]; times in ns from any fixed origin.
@@ -116,11 +124,11 @@ impl HelperLag {
             }
             return;
         }
-        self.lagged_at(now);
+        self.lagged_at(now, "a helper kept the caller waiting");
     }
 
     /// Starts a pause: the first one, or twice the last while helpers keep lagging.
-    fn lagged_at(&self, now: u64) {
+    fn lagged_at(&self, now: u64, why: &str) {
         let last = self.last_pause.load(Relaxed);
         let pause = if last == 0 {
             FIRST_PAUSE.as_nanos() as u64
@@ -129,6 +137,7 @@ impl HelperLag {
         };
         self.last_pause.store(pause, Relaxed);
         self.paused_until.store(now + pause, Relaxed);
+        trace(|| format!("worker pool: helpers paused for {} ms: {why}", pause / 1_000_000));
     }
 }
 

@@ -55,7 +55,21 @@ fn parallel_for_paused_or_not(
             return alone.and_then(|()| run_indices(&shared, body, None).0);
         }
     }
-    with_helpers(&shared, body, pool)
+    with_helpers(&shared, body, pool, true)
+}
+
+/// `parallel_for` for work that feeds a DMA engine (a GPU's staging copies): helpers are
+/// asked whenever a core is idle, whatever they did lately, and how long they kept the
+/// caller is not held against later calls. A GPU transfer waits for the whole copy, so a
+/// helper late by a slice costs less than copying on one core (a third of the bandwidth
+/// on an H200's host); the host device's own kernels and copies keep their judgement.
+pub fn parallel_for_dma(count: usize, body: &(dyn Fn(usize) + Sync)) -> Result<(), String> {
+    let pool = WorkerPool::global();
+    let shared = Arc::new(Shared::detached(count));
+    if count <= 1 || pool.threads() <= 1 || helper_lag::no_idle_core() {
+        return run_indices(&shared, body, None).0;
+    }
+    with_helpers(&shared, body, pool, false)
 }
 
 /// Runs the indices of `shared` left on the caller and on helpers.
@@ -63,6 +77,7 @@ fn with_helpers(
     shared: &Arc<Shared>,
     body: &(dyn Fn(usize) + Sync),
     pool: &WorkerPool,
+    judged: bool,
 ) -> Result<(), String> {
     let count = shared.count;
     let left = count.saturating_sub(shared.next.load(Ordering::Relaxed));
@@ -94,7 +109,7 @@ fn with_helpers(
     let (mine, own_indices) = run_indices(shared, body, None);
     let own_time = start.elapsed();
     let result = shared.finish(mine);
-    if own_indices < left {
+    if judged && own_indices < left {
         // Helpers took part: how long they kept the caller after its own last index.
         helper_lag::record(own_time, own_indices, start.elapsed() - own_time);
     }
@@ -212,13 +227,39 @@ pub fn in_pieces(
     small: usize,
     piece: &(dyn Fn(usize, usize) + Sync),
 ) -> bool {
+    let preempted_before = helper_lag::preemptions();
+    let done = pieces_with(size, chunk, small, piece, parallel_for);
+    if helper_lag::preemptions() > preempted_before {
+        helper_lag::record_preempted();
+    }
+    done
+}
+
+/// `in_pieces` over `parallel_for_dma`: for copies that feed a DMA engine.
+pub fn in_pieces_for_dma(
+    size: usize,
+    chunk: usize,
+    small: usize,
+    piece: &(dyn Fn(usize, usize) + Sync),
+) -> bool {
+    pieces_with(size, chunk, small, piece, parallel_for_dma)
+}
+
+type ParallelFor = fn(usize, &(dyn Fn(usize) + Sync)) -> Result<(), String>;
+
+fn pieces_with(
+    size: usize,
+    chunk: usize,
+    small: usize,
+    piece: &(dyn Fn(usize, usize) + Sync),
+    run: ParallelFor,
+) -> bool {
     let threads = WorkerPool::global().threads();
     let tail = (2 * threads * chunk).min(size);
     let big_end = (size - tail) / chunk * chunk;
     let big = big_end / chunk;
     let pieces = big + (size - big_end).div_ceil(small);
-    let preempted_before = helper_lag::preemptions();
-    let done = parallel_for(pieces, &|i| {
+    run(pieces, &|i| {
         let (at, n) = if i < big {
             (i * chunk, chunk)
         } else {
@@ -226,11 +267,7 @@ pub fn in_pieces(
         };
         piece(at, n.min(size - at));
     })
-    .is_ok();
-    if helper_lag::preemptions() > preempted_before {
-        helper_lag::record_preempted();
-    }
-    done
+    .is_ok()
 }
 
 #[cfg(test)]
@@ -246,6 +283,21 @@ mod tests {
         })
         .unwrap();
         assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+    }
+
+    #[test]
+    fn dma_pieces_cover_every_byte_once() {
+        for size in [1usize, 4096, (4 << 20) + 17] {
+            let hits: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+            let covered = AtomicU64::new(0);
+            assert!(in_pieces_for_dma(size, 256 << 10, 64 << 10, &|at, n| {
+                assert!(at % 64 == 0 && at + n <= size);
+                hits[at / 64].fetch_add(1, Ordering::Relaxed);
+                covered.fetch_add(n as u64, Ordering::Relaxed);
+            }));
+            assert_eq!(covered.load(Ordering::Relaxed), size as u64);
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) <= 1));
+        }
     }
 
     #[test]
