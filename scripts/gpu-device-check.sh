@@ -133,16 +133,38 @@ fi
   done
   if [ "$MODE" = all ]; then
     ptx=bench-c/kernels/gpu/empty.ptx
-    echo "== bench_cuda_raw"; timeout 60 build/bench-c/bench_cuda_raw "$ptx" 2>&1
-    echo "== bench_gpu_api on ours"; LD_LIBRARY_PATH=$OURS timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1
-    # What the worker pool decided during it (staging copies use its helpers).
+    # What the worker pool decides during a run (staging copies use its helpers).
     echo "== bench_gpu_api on ours, traced: the busy check and helper pauses"
     LD_LIBRARY_PATH=$OURS OFFLOAD_TRACE=1 timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1 \
       | grep -E 'busy|helpers paused|RESULT pageable' | sed -E 's/[0-9]+ ms/N ms/' | sort | uniq -c
-    # The same pair again: the spread between two runs of one binary.
-    echo "== bench_cuda_raw, again"; timeout 60 build/bench-c/bench_cuda_raw "$ptx" 2>&1
-    echo "== bench_gpu_api on ours, again"
-    LD_LIBRARY_PATH=$OURS timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1
+    # Our C API against the driver API, in alternating processes (a process's placement
+    # on the host moves a row by more than 10%): each row's median over the rounds, and
+    # the median of the rounds' ratios.
+    rounds=${GPU_CHECK_ROUNDS:-5}
+    pairs=$(mktemp -d)
+    for round in $(seq 1 "$rounds"); do
+      echo "== bench_cuda_raw, round $round"
+      timeout 60 build/bench-c/bench_cuda_raw "$ptx" 2>&1 | tee "$pairs/raw.$round"
+      echo "== bench_gpu_api on ours, round $round"
+      LD_LIBRARY_PATH=$OURS timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1 | tee "$pairs/ours.$round"
+    done
+    echo "== ours against the driver API over $rounds rounds (medians; ratio: median of the rounds')"
+    cat "$pairs"/raw.* "$pairs"/ours.* | awk -v rounds="$rounds" '
+      /^RESULT/ && $2 == "launch_sync_us" { file++ }
+      /^RESULT/ { side = file <= rounds ? "raw" : "ours"; k = (file - 1) % rounds
+                  v[side, $2, k] = $3; unit[$2] = $4; rows[$2] = 1 }
+      function med(a, n,   i, j, t) {
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+      END { for (row in rows) {
+          n = 0; delete r; delete o; delete q
+          for (k = 0; k < rounds; k++) if ((("raw", row, k) in v) && (("ours", row, k) in v)) {
+            n++; r[n] = v["raw", row, k]; o[n] = v["ours", row, k]
+            q[n] = unit[row] == "GB/s" ? r[n] / o[n] : o[n] / r[n] }
+          if (n) printf "PAIR %-22s driver %9.3f  ours %9.3f %-4s  ours/driver %.2fx%s\n", row,
+            med(r, n), med(o, n), unit[row], med(q, n), unit[row] == "GB/s" ? " the time" : "" } }' \
+      | sort
+    rm -rf "$pairs"
     if has_llvm22; then
       echo "== bench_gpu_api on LLVM 22.1"
       LD_LIBRARY_PATH=$LLVM22 timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1
@@ -151,7 +173,7 @@ fi
     echo "== bench_cuda_paths"; timeout 90 build/bench-c/bench_cuda_paths "$ptx" 2>&1
   fi
 } >"$OUT/bench.txt" 2>&1
-[ -e "$OUT/bench.txt" ] && grep -E '^==|RESULT|devices|rror|busy|paused' "$OUT/bench.txt" | head -150
+[ -e "$OUT/bench.txt" ] && grep -E '^== (bench_omp|ours against|bench_gpu_api on LLVM)|omp_gpu|^PAIR|devices|rror|busy|paused' "$OUT/bench.txt" | head -80
 
 # 5. LLVM's own suites (built here into .dev/llvm-suites/ where LLVM's sources were at
 # hand; not part of this repository): each suite's run.sh LIBDIR OUT, on ours and on

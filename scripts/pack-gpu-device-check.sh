@@ -38,8 +38,9 @@ copy_with_deps() { # DEST LIBRARY...
   mkdir -p "$dest"
   cp -aL "$@" "$dest/"
   for lib in "$@"; do
+    # (A library may need nothing outside that set: grep then finds no line.)
     ldd "$lib" | awk '$3 ~ /^\// { print $3 }' \
-      | grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' \
+      | { grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' || true; } \
       | while read -r dep; do cp -aL "$dep" "$dest/"; done
   done
   find "$dest" -type f -exec strip --strip-debug {} + 2>/dev/null || true

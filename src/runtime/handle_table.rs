@@ -102,29 +102,34 @@ impl<T: Send + Sync + 'static> HandleTable<T> {
     /// Runs `f` with the live object `handle` names, or answers `None`. Hot calls use it:
     /// a thread's recently used objects are kept in a per-thread cache that is checked
     /// against one shared counter, so threads using the same object write no shared
-    /// cache line (no lock word, no reference count).
+    /// cache line (no lock word, no shared reference count: the cache holds the table's
+    /// `Arc` inside one of its own, which only this thread counts). The cache is let go
+    /// before `f` runs, so a lookup inside `f` (a queue's, then its kernel's) is served
+    /// from it too.
     pub fn with_live<R>(&self, handle: usize, f: impl FnOnce(&Arc<T>) -> R) -> Option<R> {
         let slot = (handle >> 4) % CACHE_SLOTS;
-        with_thread_copy(
+        let cached = with_thread_copy(
             &CACHE,
             &REMOVALS,
-            f,
+            (),
             |slots| *slots = [const { None }; CACHE_SLOTS],
-            |slots, f| {
+            |slots, ()| {
                 if let Some((h, object)) = &slots[slot] {
-                    if *h == handle {
-                        // The cache holds the table's own `Arc`, so callers get `&Arc<T>`.
-                        if let Some(object) = object.downcast_ref::<Arc<T>>() {
-                            return Some(f(object));
-                        }
+                    if *h == handle && object.is::<Arc<T>>() {
+                        return Some(object.clone());
                     }
                 }
-                let object = self.get(handle)?;
-                slots[slot] = Some((handle, Arc::new(object.clone())));
-                Some(f(&object))
+                let object: Arc<dyn Any + Send + Sync> = Arc::new(self.get(handle)?);
+                slots[slot] = Some((handle, object.clone()));
+                Some(object)
             },
-            |f| self.get(handle).map(|object| f(&object)),
-        )
+            |()| {
+                self.get(handle)
+                    .map(|o| Arc::new(o) as Arc<dyn Any + Send + Sync>)
+            },
+        )?;
+        // The cache holds the table's own `Arc`, so callers get `&Arc<T>`.
+        cached.downcast_ref::<Arc<T>>().map(f)
     }
 }
 

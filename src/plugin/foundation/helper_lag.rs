@@ -137,7 +137,12 @@ impl HelperLag {
         };
         self.last_pause.store(pause, Relaxed);
         self.paused_until.store(now + pause, Relaxed);
-        trace(|| format!("worker pool: helpers paused for {} ms: {why}", pause / 1_000_000));
+        trace(|| {
+            format!(
+                "worker pool: helpers paused for {} ms: {why}",
+                pause / 1_000_000
+            )
+        });
     }
 }
 
