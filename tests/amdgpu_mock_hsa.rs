@@ -150,8 +150,14 @@ fn the_device_path_runs_against_a_mock_runtime() {
     assert_eq!(&back[..12], &[0xab, 1, 2, 3, 1, 2, 3, 1, 2, 3, 0xab, 0xab]);
     assert_eq!(
         mock.get("live_allocs"),
-        baseline + 3,
-        "the fill's staging is freed"
+        baseline + 4,
+        "the fill's staging goes back to the device's cache, not to the pool"
+    );
+    gpu.fill(dev + 1, &[1, 2, 3], 9).unwrap();
+    assert_eq!(
+        mock.get("live_allocs"),
+        baseline + 4,
+        "the next fill of that size takes the cached staging buffer"
     );
 
     // A stream: every copy plan, in order, then a host function that sees the results.
@@ -254,10 +260,37 @@ fn the_device_path_runs_against_a_mock_runtime() {
         0,
         "no async copy touched pageable memory"
     );
+    // The staging buffers went back to the device's cache when their copies completed:
+    // the same staged copies again, one at a time, allocate nothing.
+    let kept = mock.get("live_allocs");
+    for _ in 0..3 {
+        for op in [
+            copy(
+                dev,
+                pageable.as_ptr() as usize,
+                4096,
+                CopyDirection::HostToDevice,
+            ),
+            copy(
+                out.as_mut_ptr() as usize,
+                dev,
+                4096,
+                CopyDirection::DeviceToHost,
+            ),
+            StreamOp::Fill {
+                dst: pinned,
+                pattern: vec![9, 8],
+                size: 8,
+            },
+        ] {
+            stream.enqueue("olMemcpy", op, None).unwrap();
+            stream.synchronize().unwrap();
+        }
+    }
     assert_eq!(
         mock.get("live_allocs"),
-        baseline + 4,
-        "staging buffers were released when their copies completed"
+        kept,
+        "staging buffers were released when their copies completed, and reused"
     );
 
     // A failing host function: reported once by the next synchronize, with its name.

@@ -205,10 +205,10 @@ fn run(gpu: &Gpu, operation: &str, buffers: (*mut c_void, *mut c_void)) {
 }
 
 /// The counted window: `ROUNDS` runs of `operation`. A symbol of its own, so that
-/// scripts/count-cuda-ops.sh can have callgrind count the instructions inside it alone.
+/// scripts/count-ops.sh can have callgrind count the instructions inside it alone.
 #[no_mangle]
 #[inline(never)]
-fn counted_rounds(gpu: &Gpu, operation: &str, buffers: (*mut c_void, *mut c_void)) {
+fn cuda_counted_rounds(gpu: &Gpu, operation: &str, buffers: (*mut c_void, *mut c_void)) {
     for _ in 0..ROUNDS {
         run(gpu, operation, buffers);
     }
@@ -266,7 +266,7 @@ fn hot_operations_make_no_more_driver_calls_than_the_table() {
 
     let mut report = String::new();
     let mut over = Vec::new();
-    // OFFLOAD_COUNT_ONLY=<operation>: that row alone (scripts/count-cuda-ops.sh).
+    // OFFLOAD_COUNT_ONLY=<operation>: that row alone (scripts/count-ops.sh).
     let only = std::env::var("OFFLOAD_COUNT_ONLY").ok();
     let rows = TABLE
         .iter()
@@ -277,7 +277,7 @@ fn hot_operations_make_no_more_driver_calls_than_the_table() {
         }
         ok(olSyncQueue(gpu.queue));
         mock.reset_calls();
-        counted_rounds(&gpu, operation, buffers);
+        cuda_counted_rounds(&gpu, operation, buffers);
         let measured = mock.call_list();
         ok(olSyncQueue(gpu.queue));
         let per_op: Vec<String> = measured

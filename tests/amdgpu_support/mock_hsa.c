@@ -4,12 +4,14 @@
  * atomics; a queue has a thread that plays the packet processor (barrier-AND packets
  * wait for their signals, a dispatch calls the host function its kernel_object points
  * to); async copies run on threads after their dependencies. It checks what the backend
- * gives it (an async copy must not touch pageable memory) and counts what happened. */
+ * gives it (an async copy must not touch pageable memory) and counts what happened,
+ * and the calls of each entry point (tests/amdgpu_call_counts.rs). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,6 +55,74 @@ long long mock_get(const char *key) {
   return -1;
 }
 
+/* Calls of each entry point, by name (`__func__`), counted at entry: what an operation
+ * costs in runtime calls (tests/amdgpu_call_counts.rs). Only calls from outside count:
+ * the stand-in's own threads (packet processor, copies, signal handlers) set
+ * `stand_in_thread`, so what they do (or a handler of the backend they run) is not the
+ * caller's. mock_calls(name) reads one (NULL: all together), mock_calls_reset() starts
+ * again, mock_calls_list(buf, cap) lists those called since. */
+static __thread int stand_in_thread;
+enum { MAX_NAMES = 128 };
+static struct { const char *_Atomic name; _Atomic long long calls; } call_counts[MAX_NAMES];
+static void count_call(const char *name) {
+  if (stand_in_thread) return;
+  for (int i = 0; i < MAX_NAMES; i++) {
+    const char *seen = atomic_load(&call_counts[i].name);
+    if (seen == NULL) {
+      const char *none = NULL;
+      if (atomic_compare_exchange_strong(&call_counts[i].name, &none, name))
+        seen = name;
+      else
+        seen = none; /* another thread took the slot: for which name? */
+    }
+    if (seen == name || !strcmp(seen, name)) {
+      atomic_fetch_add_explicit(&call_counts[i].calls, 1, memory_order_relaxed);
+      return;
+    }
+  }
+}
+long long mock_calls(const char *name) {
+  long long total = 0;
+  for (int i = 0; i < MAX_NAMES; i++) {
+    const char *seen = atomic_load(&call_counts[i].name);
+    if (seen == NULL) break;
+    if (name == NULL || !strcmp(seen, name))
+      total += atomic_load_explicit(&call_counts[i].calls, memory_order_relaxed);
+  }
+  return total;
+}
+void mock_calls_reset(void) {
+  for (int i = 0; i < MAX_NAMES; i++) atomic_store_explicit(&call_counts[i].calls, 0, memory_order_relaxed);
+}
+/* "name count" lines for the entry points called since the last reset. */
+size_t mock_calls_list(char *out, size_t cap) {
+  size_t at = 0;
+  if (cap) out[0] = 0;
+  for (int i = 0; i < MAX_NAMES; i++) {
+    const char *seen = atomic_load(&call_counts[i].name);
+    if (seen == NULL) break;
+    long long n = atomic_load_explicit(&call_counts[i].calls, memory_order_relaxed);
+    if (n && at < cap) at += (size_t)snprintf(out + at, cap - at, "%s %lld\n", seen, n);
+  }
+  return at < cap ? at : cap;
+}
+#define COUNTED count_call(__func__);
+
+/* mock_hold(1): the test's thread stands for a host faster than everything else, so
+ * that what an operation polls is the same every time (tests/amdgpu_call_counts.rs).
+ * Until mock_hold(0), nothing completes: the packet processors take no packet, async
+ * copies do not start, and a signal that another thread of the process (a host step
+ * of the backend) stores with release semantics waits before it is stored. */
+static _Atomic int held;
+static pthread_t holder;
+void mock_hold(int on) {
+  if (on) holder = pthread_self();
+  atomic_store(&held, on);
+}
+static void wait_while_held(void) {
+  while (atomic_load(&held)) sched_yield();
+}
+
 static uint64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -84,21 +154,21 @@ static int kind_of(const void *p, size_t n) {
   return kind;
 }
 
-st hsa_init(void) { return 0; }
-st hsa_status_string(st s, const char **t) {
+st hsa_init(void) { COUNTED return 0; }
+st hsa_status_string(st s, const char **t) { COUNTED
   *t = s == 0x1008 ? "HSA_STATUS_ERROR_OUT_OF_RESOURCES: mock out of memory" : "mock status";
   return 0;
 }
-st hsa_system_get_info(uint32_t a, void *v) {
+st hsa_system_get_info(uint32_t a, void *v) { COUNTED
   if (a == 0 || a == 1) { *(uint16_t *)v = 1; return 0; }
   if (a == 3) { *(uint64_t *)v = 1000000000ull; return 0; } /* ticks are ns */
   return 0x1001;
 }
-st hsa_iterate_agents(st (*cb)(H, void *), void *d) {
+st hsa_iterate_agents(st (*cb)(H, void *), void *d) { COUNTED
   st s = cb((H){1}, d);
   return s ? s : cb((H){2}, d);
 }
-st hsa_agent_get_info(H a, uint32_t attr, void *v) {
+st hsa_agent_get_info(H a, uint32_t attr, void *v) { COUNTED
   int gpu = a.handle == 2;
   switch (attr) {
   case 17: case 2: *(uint32_t *)v = gpu ? 1 : 0; return 0;
@@ -120,8 +190,8 @@ st hsa_agent_get_info(H a, uint32_t attr, void *v) {
   return 0x1001;
 }
 static const char isa_name[] = "amdgcn-amd-amdhsa--gfx1030";
-st hsa_agent_iterate_isas(H a, st (*cb)(H, void *), void *d) { (void)a; return cb((H){100}, d); }
-st hsa_isa_get_info_alt(H isa, uint32_t attr, void *v) {
+st hsa_agent_iterate_isas(H a, st (*cb)(H, void *), void *d) { COUNTED (void)a; return cb((H){100}, d); }
+st hsa_isa_get_info_alt(H isa, uint32_t attr, void *v) { COUNTED
   (void)isa;
   if (attr == 0) { *(uint32_t *)v = (uint32_t)strlen(isa_name); return 0; }
   if (attr == 1) { memcpy(v, isa_name, strlen(isa_name)); return 0; }
@@ -129,11 +199,11 @@ st hsa_isa_get_info_alt(H isa, uint32_t attr, void *v) {
 }
 
 /* GPU: 10 coarse-grained, 11 group segment. CPU: 20 fine-grained + kernarg, 21 fine. */
-st hsa_amd_agent_iterate_memory_pools(H a, st (*cb)(H, void *), void *d) {
+st hsa_amd_agent_iterate_memory_pools(H a, st (*cb)(H, void *), void *d) { COUNTED
   st s = cb((H){a.handle == 2 ? 10 : 20}, d);
   return s ? s : cb((H){a.handle == 2 ? 11 : 21}, d);
 }
-st hsa_amd_memory_pool_get_info(H p, uint32_t attr, void *v) {
+st hsa_amd_memory_pool_get_info(H p, uint32_t attr, void *v) { COUNTED
   switch (attr) {
   case 0: *(uint32_t *)v = p.handle == 11 ? 3 : 0; return 0;
   case 1: *(uint32_t *)v = p.handle == 10 ? 4 : p.handle == 20 ? 3 : p.handle == 21 ? 2 : 0; return 0;
@@ -142,7 +212,7 @@ st hsa_amd_memory_pool_get_info(H p, uint32_t attr, void *v) {
   }
   return 0x1001;
 }
-st hsa_amd_memory_pool_allocate(H pool, size_t size, uint32_t flags, void **p) {
+st hsa_amd_memory_pool_allocate(H pool, size_t size, uint32_t flags, void **p) { COUNTED
   (void)flags;
   if (pool.handle == 11) return 0x1001;
   if (posix_memalign(p, 64, size)) return 0x1008;
@@ -151,7 +221,7 @@ st hsa_amd_memory_pool_allocate(H pool, size_t size, uint32_t flags, void **p) {
   ++live_allocs;
   return 0;
 }
-st hsa_amd_memory_pool_free(void *p) {
+st hsa_amd_memory_pool_free(void *p) { COUNTED
   if (!forget(p, 0)) return 0x1001;
   free(p);
   --live_allocs;
@@ -159,12 +229,12 @@ st hsa_amd_memory_pool_free(void *p) {
 }
 /* Only GPU 2 exists: it reaches its own pool 10 by default, the host pools once allowed;
  * the CPU never reaches VRAM (as without a large BAR). */
-st hsa_amd_agent_memory_pool_get_info(H agent, H pool, uint32_t attr, void *v) {
+st hsa_amd_agent_memory_pool_get_info(H agent, H pool, uint32_t attr, void *v) { COUNTED
   if (attr != 0) return 0x1001;
   *(uint32_t *)v = agent.handle == 2 ? (pool.handle == 10 ? 1 : 2) : (pool.handle == 10 ? 0 : 1);
   return 0;
 }
-st hsa_amd_agents_allow_access(uint32_t n, const H *agents, const uint32_t *flags, const void *p) {
+st hsa_amd_agents_allow_access(uint32_t n, const H *agents, const uint32_t *flags, const void *p) { COUNTED
   if (n == 0 || flags != NULL) return 0x1001;
   for (uint32_t i = 0; i < n; ++i)
     if (agents[i].handle != 2) { ++bad_access; return 0x1001; } /* e.g. the CPU for VRAM */
@@ -174,7 +244,9 @@ st hsa_amd_agents_allow_access(uint32_t n, const H *agents, const uint32_t *flag
 
 typedef struct { char *dst; const char *src; size_t n; sig_t_ *deps[8]; uint32_t ndeps; sig_t_ *done; } copy_job;
 static void *run_copy(void *arg) {
+  stand_in_thread = 1;
   copy_job *j = arg;
+  wait_while_held();
   for (uint32_t i = 0; i < j->ndeps; ++i)
     while (atomic_load(&j->deps[i]->value) >= 1) sched_yield();
   memmove(j->dst, j->src, j->n);
@@ -183,7 +255,7 @@ static void *run_copy(void *arg) {
   return NULL;
 }
 st hsa_amd_memory_async_copy(void *dst, H da, const void *src, H sa, size_t n, uint32_t ndeps,
-                             const H *deps, H done) {
+                             const H *deps, H done) { COUNTED
   (void)da; (void)sa;
   if (ndeps > 8) return 0x1001;
   if (kind_of(dst, n) == 0 || kind_of(src, n) == 0) ++bad_copies; /* pageable memory */
@@ -196,7 +268,7 @@ st hsa_amd_memory_async_copy(void *dst, H da, const void *src, H sa, size_t n, u
   pthread_detach(t);
   return 0;
 }
-st hsa_amd_memory_lock(void *host, size_t n, H *agents, int na, void **agent_ptr) {
+st hsa_amd_memory_lock(void *host, size_t n, H *agents, int na, void **agent_ptr) { COUNTED
   (void)agents;
   if (na < 1) return 0x1001;
   remember(host, n, 1);
@@ -204,15 +276,15 @@ st hsa_amd_memory_lock(void *host, size_t n, H *agents, int na, void **agent_ptr
   *agent_ptr = host;
   return 0;
 }
-st hsa_amd_memory_unlock(void *host) { return forget(host, 1) ? 0 : 0x1001; }
-st hsa_amd_memory_fill(void *p, uint32_t value, size_t count) {
+st hsa_amd_memory_unlock(void *host) { COUNTED return forget(host, 1) ? 0 : 0x1001; }
+st hsa_amd_memory_fill(void *p, uint32_t value, size_t count) { COUNTED
   for (size_t i = 0; i < count; ++i) ((uint32_t *)p)[i] = value;
   ++fills;
   return 0;
 }
-st hsa_memory_copy(void *dst, const void *src, size_t n) { memmove(dst, src, n); return 0; }
+st hsa_memory_copy(void *dst, const void *src, size_t n) { COUNTED memmove(dst, src, n); return 0; }
 typedef struct { uint32_t size, type; void *agent_base, *host_base; size_t bytes; void *user; H owner; uint32_t flags; } pointer_info;
-st hsa_amd_pointer_info(const void *p, pointer_info *info, void *alloc, uint32_t *n, H **acc) {
+st hsa_amd_pointer_info(const void *p, pointer_info *info, void *alloc, uint32_t *n, H **acc) { COUNTED
   (void)alloc; (void)n; (void)acc;
   if (info->size < sizeof(pointer_info)) return 0x1001;
   info->type = (uint32_t)kind_of(p, 1);
@@ -229,22 +301,27 @@ st hsa_amd_pointer_info(const void *p, pointer_info *info, void *alloc, uint32_t
   return 0;
 }
 
-st hsa_signal_create(int64_t initial, uint32_t n, const H *consumers, H *out) {
-  (void)n; (void)consumers;
+static void new_signal(int64_t initial, H *out) {
   sig_t_ *s = calloc(1, sizeof *s);
   atomic_store(&s->value, initial);
   out->handle = (uint64_t)(uintptr_t)s;
   ++signals_created;
+}
+st hsa_signal_create(int64_t initial, uint32_t n, const H *consumers, H *out) { COUNTED
+  (void)n; (void)consumers;
+  new_signal(initial, out);
   return 0;
 }
-st hsa_signal_destroy(H s) { free(SIG(s)); return 0; }
-void hsa_signal_store_relaxed(H s, int64_t v) { atomic_store(&SIG(s)->value, v); }
-void hsa_signal_store_screlease(H s, int64_t v) { SIG(s)->end = now_ns(); atomic_store(&SIG(s)->value, v); }
-int64_t hsa_signal_load_scacquire(H s) { return atomic_load(&SIG(s)->value); }
+st hsa_signal_destroy(H s) { COUNTED free(SIG(s)); return 0; }
+void hsa_signal_store_relaxed(H s, int64_t v) { COUNTED atomic_store(&SIG(s)->value, v); }
+void hsa_signal_store_screlease(H s, int64_t v) { COUNTED
+  if (!stand_in_thread && atomic_load(&held) && !pthread_equal(pthread_self(), holder)) wait_while_held();
+  SIG(s)->end = now_ns(); atomic_store(&SIG(s)->value, v); }
+int64_t hsa_signal_load_scacquire(H s) { COUNTED return atomic_load(&SIG(s)->value); }
 static int holds(int64_t v, uint32_t cond, int64_t cmp) {
   return cond == 0 ? v == cmp : cond == 1 ? v != cmp : cond == 2 ? v < cmp : v >= cmp;
 }
-int64_t hsa_signal_wait_scacquire(H s, uint32_t cond, int64_t cmp, uint64_t timeout, uint32_t state) {
+int64_t hsa_signal_wait_scacquire(H s, uint32_t cond, int64_t cmp, uint64_t timeout, uint32_t state) { COUNTED
   (void)state;
   const uint64_t end = now_ns() + timeout;
   for (;;) {
@@ -255,6 +332,7 @@ int64_t hsa_signal_wait_scacquire(H s, uint32_t cond, int64_t cmp, uint64_t time
 }
 typedef struct { sig_t_ *s; uint32_t cond; int64_t value; bool (*handler)(int64_t, void *); void *arg; } handler_job;
 static void *run_handler(void *arg) {
+  stand_in_thread = 1;
   handler_job *j = arg;
   int64_t v;
   while (!holds(v = atomic_load(&j->s->value), j->cond, j->value)) sched_yield();
@@ -262,7 +340,7 @@ static void *run_handler(void *arg) {
   free(j);
   return NULL;
 }
-st hsa_amd_signal_async_handler(H s, uint32_t cond, int64_t value, bool (*handler)(int64_t, void *), void *arg) {
+st hsa_amd_signal_async_handler(H s, uint32_t cond, int64_t value, bool (*handler)(int64_t, void *), void *arg) { COUNTED
   handler_job *j = malloc(sizeof *j);
   j->s = SIG(s); j->cond = cond; j->value = value; j->handler = handler; j->arg = arg;
   pthread_t t;
@@ -274,8 +352,10 @@ st hsa_amd_signal_async_handler(H s, uint32_t cond, int64_t value, bool (*handle
 /* The packet processor: one packet at a time, in order. */
 typedef void (*mock_kernel)(const void *kernarg, const void *packet);
 static void *process(void *arg) {
+  stand_in_thread = 1;
   mq_t *m = arg;
   while (!atomic_load(&m->stop)) {
+    if (atomic_load(&held)) { sched_yield(); continue; }
     uint64_t r = atomic_load(&m->read);
     unsigned char *slot = (unsigned char *)m->q.base + (r % m->q.size) * 64;
     _Atomic uint32_t *word = (_Atomic uint32_t *)slot;
@@ -312,13 +392,13 @@ static void *process(void *arg) {
   return NULL;
 }
 st hsa_queue_create(H agent, uint32_t size, uint32_t type, queue_cb cb, void *data, uint32_t p,
-                    uint32_t g, queue_t **out) {
+                    uint32_t g, queue_t **out) { COUNTED
   (void)p; (void)g;
   if (agent.handle != 2 || type != 0 || size == 0 || (size & (size - 1))) return 0x1001;
   mq_t *m = calloc(1, sizeof *m);
   if (posix_memalign(&m->q.base, 64, (size_t)size * 64)) return 0x1008;
   for (uint32_t i = 0; i < size; ++i) *(uint16_t *)((char *)m->q.base + i * 64) = 1;
-  hsa_signal_create(0, 0, NULL, &m->q.doorbell);
+  new_signal(0, &m->q.doorbell);
   m->q.size = size;
   m->cb = cb;
   m->data = data;
@@ -328,7 +408,7 @@ st hsa_queue_create(H agent, uint32_t size, uint32_t type, queue_cb cb, void *da
   *out = &m->q;
   return 0;
 }
-st hsa_queue_destroy(queue_t *q) {
+st hsa_queue_destroy(queue_t *q) { COUNTED
   mq_t *m = (mq_t *)q;
   atomic_store(&m->stop, 1);
   pthread_join(m->thread, NULL);
@@ -337,19 +417,19 @@ st hsa_queue_destroy(queue_t *q) {
   free(m);
   return 0;
 }
-uint64_t hsa_queue_add_write_index_relaxed(const queue_t *q, uint64_t n) {
+uint64_t hsa_queue_add_write_index_relaxed(const queue_t *q, uint64_t n) { COUNTED
   return atomic_fetch_add(&((mq_t *)q)->write, n);
 }
-uint64_t hsa_queue_load_read_index_scacquire(const queue_t *q) { return atomic_load(&((mq_t *)q)->read); }
-st hsa_amd_profiling_set_profiler_enabled(queue_t *q, int on) { (void)q; (void)on; return 0; }
+uint64_t hsa_queue_load_read_index_scacquire(const queue_t *q) { COUNTED return atomic_load(&((mq_t *)q)->read); }
+st hsa_amd_profiling_set_profiler_enabled(queue_t *q, int on) { COUNTED (void)q; (void)on; return 0; }
 typedef struct { uint64_t start, end; } dispatch_time;
-st hsa_amd_profiling_get_dispatch_time(H agent, H s, dispatch_time *t) {
+st hsa_amd_profiling_get_dispatch_time(H agent, H s, dispatch_time *t) { COUNTED
   (void)agent;
   t->start = SIG(s)->start;
   t->end = SIG(s)->end;
   return 0;
 }
-st hsa_amd_register_system_event_handler(st (*cb)(const void *, void *), void *data) {
+st hsa_amd_register_system_event_handler(st (*cb)(const void *, void *), void *data) { COUNTED
   event_handler = cb;
   event_data = data;
   return 0;
@@ -362,28 +442,28 @@ void mock_raise_fault(uint64_t address, uint32_t reasons) {
     if (all_queues[i] && all_queues[i]->cb) all_queues[i]->cb(0x1027, &all_queues[i]->q, all_queues[i]->data);
 }
 
-st hsa_code_object_reader_create_from_memory(const void *bytes, size_t n, H *reader) {
+st hsa_code_object_reader_create_from_memory(const void *bytes, size_t n, H *reader) { COUNTED
   if (n < 4 || memcmp(bytes, "\177ELF", 4)) return 0x1010;
   reader->handle = 1;
   return 0;
 }
-st hsa_code_object_reader_destroy(H r) { (void)r; return 0; }
-st hsa_executable_create_alt(uint32_t profile, uint32_t rounding, const char *o, H *exe) {
+st hsa_code_object_reader_destroy(H r) { COUNTED (void)r; return 0; }
+st hsa_executable_create_alt(uint32_t profile, uint32_t rounding, const char *o, H *exe) { COUNTED
   (void)o;
   if (profile != 1 || rounding != 0) return 0x1001;
   exe->handle = (uint64_t)(uintptr_t)malloc(1);
   ++live_allocs;
   return 0;
 }
-st hsa_executable_load_agent_code_object(H e, H a, H r, const char *o, H *loaded) {
+st hsa_executable_load_agent_code_object(H e, H a, H r, const char *o, H *loaded) { COUNTED
   (void)e; (void)o;
   if (a.handle != 2 || r.handle != 1) return 0x1001;
   loaded->handle = 1;
   return 0;
 }
-st hsa_executable_freeze(H e, const char *o) { (void)e; (void)o; return 0; }
-st hsa_executable_validate(H e, uint32_t *result) { (void)e; *result = 0; return 0; }
-st hsa_executable_destroy(H e) { free((void *)(uintptr_t)e.handle); --live_allocs; return 0; }
+st hsa_executable_freeze(H e, const char *o) { COUNTED (void)e; (void)o; return 0; }
+st hsa_executable_validate(H e, uint32_t *result) { COUNTED (void)e; *result = 0; return 0; }
+st hsa_executable_destroy(H e) { COUNTED free((void *)(uintptr_t)e.handle); --live_allocs; return 0; }
 
 /* vector_add(a, b, c, n): c[i] = a[i] + b[i] for every i below n, on the host. */
 static void mock_vector_add(const void *kernarg, const void *packet) {
@@ -397,14 +477,14 @@ static void mock_vector_add(const void *kernarg, const void *packet) {
   memcpy(&n, (const char *)kernarg + 24, 4);
   for (int i = 0; i < n; ++i) c[i] = a[i] + b[i];
 }
-st hsa_executable_get_symbol_by_name(H e, const char *name, const H *agent, H *sym) {
+st hsa_executable_get_symbol_by_name(H e, const char *name, const H *agent, H *sym) { COUNTED
   (void)e;
   if (agent == NULL || agent->handle != 2) return 0x1001;
   if (!strcmp(name, "vector_add.kd")) { sym->handle = 1; return 0; }
   if (!strcmp(name, "counter")) { sym->handle = 2; return 0; }
   return 0x101A;
 }
-st hsa_executable_symbol_get_info(H sym, uint32_t attr, void *v) {
+st hsa_executable_symbol_get_info(H sym, uint32_t attr, void *v) { COUNTED
   int kernel = sym.handle == 1;
   switch (attr) {
   case 0: *(uint32_t *)v = kernel ? 1 : 0; return 0;

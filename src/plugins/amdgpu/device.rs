@@ -3,7 +3,7 @@
 //! synchronous copies and fills, host memory locking and program loading.
 
 use super::agents::{AgentPools, Agents, Pool};
-use super::buffers::{KernargCache, Staging};
+use super::buffers::{BlockCache, Staging};
 use super::copy_plan::lock_threshold_from;
 use super::facts::DeviceFacts;
 use super::fault::{watch_device, ErrorSlot};
@@ -32,7 +32,9 @@ pub struct DeviceShared {
     pub facts: Arc<DeviceFacts>,
     pub coarse: Pool,
     pub host_pool: Pool,
-    pub kernargs: Arc<KernargCache>,
+    pub kernargs: Arc<BlockCache>,
+    /// Staging buffers of pageable copies and fills, recycled.
+    staging: Arc<BlockCache>,
     pub signals: Arc<SignalPool>,
     pub faults: Arc<ErrorSlot>,
     pub lock_threshold: usize,
@@ -62,7 +64,7 @@ impl DeviceShared {
     }
 
     pub fn staging(&self, size: usize) -> Result<Staging> {
-        Staging::new(self.hsa.clone(), self.host_pool.pool, size, &self.gpus)
+        self.staging.block(size, &self.gpus)
     }
 
     pub fn label(&self) -> String {
@@ -95,7 +97,8 @@ impl AmdgpuDevice {
         let count = queue_count(wanted, facts.queues_max);
         let size = env_u32("OFFLOAD_AMDGPU_QUEUE_SIZE").unwrap_or(DEFAULT_QUEUE_SIZE);
         let shared = DeviceShared {
-            kernargs: KernargCache::new(hsa.clone(), kernarg_pool.pool),
+            kernargs: BlockCache::kernargs(hsa.clone(), kernarg_pool.pool),
+            staging: BlockCache::staging(hsa.clone(), host_pool.pool),
             signals: SignalPool::new(hsa.clone()),
             agent,
             cpu: agents.cpu,
