@@ -14,9 +14,11 @@
 
 mod common;
 mod stand_in_build;
+mod stand_in_calls;
 
 use common::*;
 use offload::capi::*;
+use stand_in_calls::{call_list, reset_calls, rows, Table, Tally};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
@@ -38,7 +40,7 @@ const ROUNDS: i64 = 20;
 
 /// Runtime calls per operation, at most: (operation, [(entry point, calls)]). An entry
 /// point not listed must not be called.
-const TABLE: &[(&str, &[(&str, i64)])] = &[
+const TABLE: Table = &[
     // A pooled signal reset, a ring-room check, the doorbell; the poll is the reap of
     // the launch before (19 of 20: the first finds nothing pending).
     (
@@ -147,7 +149,8 @@ const TABLE: &[(&str, &[(&str, i64)])] = &[
     ("alloc + free", &[]),
 ];
 
-/// The stand-in's counters (`mock_calls_*`), from the copy the library opened.
+/// The stand-in, from the copy the library opened: its counters (`stand_in_calls`) and
+/// its `mock_hold` control.
 struct Stand(libloading::Library);
 
 impl Stand {
@@ -162,37 +165,6 @@ impl Stand {
                 .unwrap();
             f(on.into())
         }
-    }
-
-    fn reset_calls(&self) {
-        // SAFETY: `void mock_calls_reset(void)` in the stand-in.
-        unsafe {
-            let f = self
-                .0
-                .get::<unsafe extern "C" fn()>(b"mock_calls_reset")
-                .unwrap();
-            f()
-        }
-    }
-
-    /// Every entry point called since the last `reset_calls`, with its count.
-    fn call_list(&self) -> Vec<(String, i64)> {
-        let mut out = vec![0u8; 8192];
-        // SAFETY: `size_t mock_calls_list(char *, size_t)` writes at most `cap` bytes.
-        let n = unsafe {
-            let f = self
-                .0
-                .get::<unsafe extern "C" fn(*mut u8, usize) -> usize>(b"mock_calls_list")
-                .unwrap();
-            f(out.as_mut_ptr(), out.len())
-        };
-        String::from_utf8_lossy(&out[..n])
-            .lines()
-            .filter_map(|line| {
-                let (name, count) = line.split_once(' ')?;
-                Some((name.to_string(), count.parse().ok()?))
-            })
-            .collect()
     }
 }
 
@@ -212,13 +184,6 @@ struct Gpu {
 }
 
 unsafe extern "C" fn nothing(_: *mut c_void) {}
-
-fn first_of(kind: u32) -> ol_device_handle_t {
-    *devices()
-        .iter()
-        .find(|&&d| device_info_u32(d, OL_DEVICE_INFO_TYPE) == kind)
-        .expect("the stand-in's GPU and the host device")
-}
 
 /// The first part of `operation`: what the caller enqueues (or does at once).
 fn enqueue(gpu: &Gpu, operation: &str) {
@@ -355,20 +320,7 @@ fn hot_operations_make_no_more_runtime_calls_than_the_table() {
     ok(olInit());
     let device = first_of(OL_DEVICE_TYPE_GPU);
     let image = std::fs::read(format!("{}/{IMAGE}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let mut program = null_mut();
-    ok(olCreateProgram(
-        device,
-        image.as_ptr() as *const c_void,
-        image.len(),
-        &mut program,
-    ));
-    let mut kernel = null_mut();
-    ok(olGetSymbol(
-        program,
-        c"vector_add".as_ptr(),
-        OL_SYMBOL_KIND_KERNEL,
-        &mut kernel,
-    ));
+    let (program, kernel) = program_with_kernel(device, &image, c"vector_add");
     let mut queue = null_mut();
     ok(olCreateQueue(device, &mut queue));
     let mut pageable = vec![1u8; LOCKED_BYTES];
@@ -392,50 +344,22 @@ fn hot_operations_make_no_more_runtime_calls_than_the_table() {
         event: std::cell::Cell::new(null_mut()),
     };
 
-    let mut report = String::new();
-    let mut over = Vec::new();
-    // OFFLOAD_COUNT_ONLY=<operation>: that row alone (for a profiler).
-    let only = std::env::var("OFFLOAD_COUNT_ONLY").ok();
-    let rows = TABLE
-        .iter()
-        .filter(|(operation, _)| only.as_deref().is_none_or(|o| o == *operation));
-    for &(operation, allowed) in rows {
+    let mut tally = Tally::default();
+    for (operation, allowed) in rows(TABLE) {
         // Warm: pools hold what a window takes, threads are started.
         rounds(&gpu, &stand, operation);
         ok(olSyncQueue(gpu.queue));
-        stand.reset_calls();
+        reset_calls(&stand.0);
         amdgpu_counted_rounds(&gpu, &stand, operation);
-        let measured = stand.call_list();
+        let measured = call_list(&stand.0);
         ok(olSyncQueue(gpu.queue));
-        let per_op: Vec<String> = measured
-            .iter()
-            .map(|(name, n)| format!("{name} {}", *n as f64 / ROUNDS as f64))
-            .collect();
-        report += &format!("{operation}: {}\n", per_op.join(", "));
-        for (name, n) in &measured {
-            let limit = allowed
-                .iter()
-                .find(|(allowed_name, _)| allowed_name == name)
-                .map_or(0, |&(_, per_op)| per_op * ROUNDS);
-            if *n > limit {
-                over.push(format!(
-                    "{operation}: {name} {} per operation, the table allows {}",
-                    *n as f64 / ROUNDS as f64,
-                    limit / ROUNDS
-                ));
-            }
-        }
+        tally.add(operation, allowed, &measured, ROUNDS);
     }
-    println!("HSA runtime calls per operation, measured:\n{report}");
     ok(olMemFree(pinned));
     ok(olMemFree(device_buffer));
     ok(olDestroyQueue(queue));
     ok(olDestroyProgram(program));
     ok(olShutDown());
     drop(pageable);
-    assert!(
-        over.is_empty(),
-        "more HSA runtime calls than the table:\n{}\nmeasured:\n{report}",
-        over.join("\n")
-    );
+    tally.check("HSA runtime calls");
 }

@@ -7,10 +7,12 @@
 
 mod common;
 mod cuda_support;
+mod stand_in_calls;
 
 use common::*;
 use cuda_support::{build_mock_driver, Mock};
 use offload::capi::*;
+use stand_in_calls::{call_list, reset_calls, rows, Table, Tally};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
@@ -26,7 +28,7 @@ const ROUNDS: i64 = 20;
 
 /// Driver calls per operation, at most: (operation, [(entry point, calls)]). An entry
 /// point not listed must not be called.
-const TABLE: &[(&str, &[(&str, i64)])] = &[
+const TABLE: Table = &[
     (
         "queued launch",
         &[("cuCtxGetCurrent", 1), ("cuLaunchKernel", 1)],
@@ -113,13 +115,6 @@ struct Gpu {
 }
 
 unsafe extern "C" fn nothing(_: *mut c_void) {}
-
-fn first_of(kind: u32) -> ol_device_handle_t {
-    *devices()
-        .iter()
-        .find(|&&d| device_info_u32(d, OL_DEVICE_INFO_TYPE) == kind)
-        .expect("the stand-in's GPU and the host device")
-}
 
 fn run(gpu: &Gpu, operation: &str, buffers: (*mut c_void, *mut c_void)) {
     let one = ol_kernel_launch_size_args_t {
@@ -230,20 +225,7 @@ fn hot_operations_make_no_more_driver_calls_than_the_table() {
     };
     ok(olInit());
     let device = first_of(OL_DEVICE_TYPE_GPU);
-    let mut program = null_mut();
-    ok(olCreateProgram(
-        device,
-        PTX.as_ptr() as *const c_void,
-        PTX.len(),
-        &mut program,
-    ));
-    let mut kernel = null_mut();
-    ok(olGetSymbol(
-        program,
-        c"scale".as_ptr(),
-        OL_SYMBOL_KIND_KERNEL,
-        &mut kernel,
-    ));
+    let (program, kernel) = program_with_kernel(device, PTX, c"scale");
     let mut queue = null_mut();
     ok(olCreateQueue(device, &mut queue));
     let mut pageable = vec![1u8; PAGEABLE_BYTES];
@@ -264,50 +246,22 @@ fn hot_operations_make_no_more_driver_calls_than_the_table() {
     ok(olMemAlloc(device, OL_ALLOC_TYPE_HOST, 4096, &mut pinned));
     let buffers = (device_buffer, pinned);
 
-    let mut report = String::new();
-    let mut over = Vec::new();
-    // OFFLOAD_COUNT_ONLY=<operation>: that row alone (scripts/count-ops.sh).
-    let only = std::env::var("OFFLOAD_COUNT_ONLY").ok();
-    let rows = TABLE
-        .iter()
-        .filter(|(operation, _)| only.as_deref().is_none_or(|o| o == *operation));
-    for &(operation, allowed) in rows {
+    let mut tally = Tally::default();
+    for (operation, allowed) in rows(TABLE) {
         for _ in 0..2 {
             run(&gpu, operation, buffers); // warm: pools filled, contexts current
         }
         ok(olSyncQueue(gpu.queue));
-        mock.reset_calls();
+        reset_calls(&mock.library);
         cuda_counted_rounds(&gpu, operation, buffers);
-        let measured = mock.call_list();
+        let measured = call_list(&mock.library);
         ok(olSyncQueue(gpu.queue));
-        let per_op: Vec<String> = measured
-            .iter()
-            .map(|(name, n)| format!("{name} {}", *n as f64 / ROUNDS as f64))
-            .collect();
-        report += &format!("{operation}: {}\n", per_op.join(", "));
-        for (name, n) in &measured {
-            let limit = allowed
-                .iter()
-                .find(|(allowed_name, _)| allowed_name == name)
-                .map_or(0, |&(_, per_op)| per_op * ROUNDS);
-            if *n > limit {
-                over.push(format!(
-                    "{operation}: {name} {} per operation, the table allows {}",
-                    *n as f64 / ROUNDS as f64,
-                    limit / ROUNDS
-                ));
-            }
-        }
+        tally.add(operation, allowed, &measured, ROUNDS);
     }
-    println!("driver calls per operation, measured:\n{report}");
     ok(olMemFree(pinned));
     ok(olMemFree(device_buffer));
     ok(olDestroyQueue(queue));
     ok(olDestroyProgram(program));
     ok(olShutDown());
-    assert!(
-        over.is_empty(),
-        "more driver calls than docs/PERFORMANCE.md's table:\n{}\nmeasured:\n{report}",
-        over.join("\n")
-    );
+    tally.check("driver calls");
 }

@@ -55,58 +55,11 @@ long long mock_get(const char *key) {
   return -1;
 }
 
-/* Calls of each entry point, by name (`__func__`), counted at entry: what an operation
- * costs in runtime calls (tests/amdgpu_call_counts.rs). Only calls from outside count:
- * the stand-in's own threads (packet processor, copies, signal handlers) set
- * `stand_in_thread`, so what they do (or a handler of the backend they run) is not the
- * caller's. mock_calls(name) reads one (NULL: all together), mock_calls_reset() starts
- * again, mock_calls_list(buf, cap) lists those called since. */
-static __thread int stand_in_thread;
-enum { MAX_NAMES = 128 };
-static struct { const char *_Atomic name; _Atomic long long calls; } call_counts[MAX_NAMES];
-static void count_call(const char *name) {
-  if (stand_in_thread) return;
-  for (int i = 0; i < MAX_NAMES; i++) {
-    const char *seen = atomic_load(&call_counts[i].name);
-    if (seen == NULL) {
-      const char *none = NULL;
-      if (atomic_compare_exchange_strong(&call_counts[i].name, &none, name))
-        seen = name;
-      else
-        seen = none; /* another thread took the slot: for which name? */
-    }
-    if (seen == name || !strcmp(seen, name)) {
-      atomic_fetch_add_explicit(&call_counts[i].calls, 1, memory_order_relaxed);
-      return;
-    }
-  }
-}
-long long mock_calls(const char *name) {
-  long long total = 0;
-  for (int i = 0; i < MAX_NAMES; i++) {
-    const char *seen = atomic_load(&call_counts[i].name);
-    if (seen == NULL) break;
-    if (name == NULL || !strcmp(seen, name))
-      total += atomic_load_explicit(&call_counts[i].calls, memory_order_relaxed);
-  }
-  return total;
-}
-void mock_calls_reset(void) {
-  for (int i = 0; i < MAX_NAMES; i++) atomic_store_explicit(&call_counts[i].calls, 0, memory_order_relaxed);
-}
-/* "name count" lines for the entry points called since the last reset. */
-size_t mock_calls_list(char *out, size_t cap) {
-  size_t at = 0;
-  if (cap) out[0] = 0;
-  for (int i = 0; i < MAX_NAMES; i++) {
-    const char *seen = atomic_load(&call_counts[i].name);
-    if (seen == NULL) break;
-    long long n = atomic_load_explicit(&call_counts[i].calls, memory_order_relaxed);
-    if (n && at < cap) at += (size_t)snprintf(out + at, cap - at, "%s %lld\n", seen, n);
-  }
-  return at < cap ? at : cap;
-}
-#define COUNTED count_call(__func__);
+/* Calls of each entry point, counted at entry (tests/amdgpu_call_counts.rs): only calls
+ * from outside count; the stand-in's own threads (packet processor, copies, signal
+ * handlers) set `stand_in_thread`, so what they do (or a handler of the backend they
+ * run) is not the caller's. */
+#include "../stand_in_calls/count_calls.h"
 
 /* mock_hold(1): the test's thread stands for a host faster than everything else, so
  * that what an operation polls is the same every time (tests/amdgpu_call_counts.rs).

@@ -96,3 +96,34 @@ pub fn device_info_u32(device: ol_device_handle_t, key: ol_device_info_raw_t) ->
     ));
     v
 }
+
+/// The first device of type `kind` (`OL_DEVICE_TYPE_*`).
+pub fn first_of(kind: u32) -> ol_device_handle_t {
+    *devices()
+        .iter()
+        .find(|&&d| device_info_u32(d, OL_DEVICE_INFO_TYPE) == kind)
+        .unwrap_or_else(|| panic!("no device of type {kind}"))
+}
+
+/// A program of `image` on `device`, and its kernel `name`.
+pub fn program_with_kernel(
+    device: ol_device_handle_t,
+    image: &[u8],
+    name: &CStr,
+) -> (ol_program_handle_t, ol_symbol_handle_t) {
+    let mut program = std::ptr::null_mut();
+    ok(olCreateProgram(
+        device,
+        image.as_ptr() as *const c_void,
+        image.len(),
+        &mut program,
+    ));
+    let mut kernel = std::ptr::null_mut();
+    ok(olGetSymbol(
+        program,
+        name.as_ptr(),
+        OL_SYMBOL_KIND_KERNEL,
+        &mut kernel,
+    ));
+    (program, kernel)
+}

@@ -128,49 +128,9 @@ void *mock_current(void) { return current; }
 #define NEED_CONTEXT ENTRY; if (!current) return INVALID_CONTEXT;
 #define STICKY if (__atomic_load_n(&sticky, __ATOMIC_ACQUIRE)) return sticky;
 
-/* Calls of each entry point, by name (`__func__`), counted at entry from every thread:
- * what an operation costs in driver calls (tests/cuda_call_counts.rs).
- * mock_calls(name) reads one (NULL: all together), mock_calls_reset() starts again. */
-enum { MAX_NAMES = 128 };
-static struct { const char *name; long long calls; } call_counts[MAX_NAMES];
-static void count_call(const char *name) {
-  for (int i = 0; i < MAX_NAMES; i++) {
-    const char *seen = __atomic_load_n(&call_counts[i].name, __ATOMIC_ACQUIRE);
-    if (seen == NULL) {
-      const char *none = NULL;
-      if (!__atomic_compare_exchange_n(&call_counts[i].name, &none, name, 0, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_ACQUIRE))
-        seen = none; /* another thread took the slot: for which name? */
-      else
-        seen = name;
-    }
-    if (seen == name || !strcmp(seen, name)) {
-      __atomic_add_fetch(&call_counts[i].calls, 1, __ATOMIC_RELAXED);
-      return;
-    }
-  }
-}
-long long mock_calls(const char *name) {
-  long long total = 0;
-  for (int i = 0; i < MAX_NAMES && call_counts[i].name; i++)
-    if (name == NULL || !strcmp(call_counts[i].name, name))
-      total += __atomic_load_n(&call_counts[i].calls, __ATOMIC_RELAXED);
-  return total;
-}
-void mock_calls_reset(void) {
-  for (int i = 0; i < MAX_NAMES; i++) __atomic_store_n(&call_counts[i].calls, 0, __ATOMIC_RELAXED);
-}
-/* "name count" lines for the entry points called since the last reset. */
-size_t mock_calls_list(char *out, size_t cap) {
-  size_t at = 0;
-  if (cap) out[0] = 0;
-  for (int i = 0; i < MAX_NAMES && call_counts[i].name; i++) {
-    long long n = __atomic_load_n(&call_counts[i].calls, __ATOMIC_RELAXED);
-    if (n && at < cap) at += (size_t)snprintf(out + at, cap - at, "%s %lld\n", call_counts[i].name, n);
-  }
-  return at < cap ? at : cap;
-}
-#define COUNTED count_call(__func__);
+/* Calls of each entry point, counted at entry (tests/cuda_call_counts.rs); the callback
+ * thread's own do not count (it calls nothing of the driver). */
+#include "../stand_in_calls/count_calls.h"
 
 /* ---- memory: what an address is ---------------------------------------------------- */
 enum { PAGEABLE, DEVICE, PINNED };
@@ -207,6 +167,7 @@ static int callback_thread_started;
 static void *run_callbacks(void *unused) {
   (void)unused;
   on_callback_thread = 1;
+  stand_in_thread = 1;
   pthread_mutex_lock(&lock);
   for (;;) {
     while (!callbacks) pthread_cond_wait(&changed, &lock);
