@@ -146,8 +146,19 @@ int main(int argc, char **argv) {
   CUstream blocking, nonblocking;
   must(cu.module_load_data(&module, ptx), "cuModuleLoadData");
   must(cu.module_get_function(&empty, module, "empty"), "cuModuleGetFunction");
-  must(cu.stream_create(&blocking, 0), "cuStreamCreate");
+  /* Host function + sync took 8.7 us in bench_cuda_raw and 15-19 us here, the same calls
+   * (issue 34): first on a non-blocking stream that is the context's only one, before
+   * anything else; then with a second, blocking stream beside it. */
   must(cu.stream_create(&nonblocking, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  BENCH_MEDIAN("host_function_only_stream_nonblocking_us", "us", 1e3, 100, {
+    must(cu.launch_host_func(nonblocking, nothing, NULL), "cuLaunchHostFunc");
+    must(cu.stream_synchronize(nonblocking), "cuStreamSynchronize");
+  });
+  must(cu.stream_create(&blocking, 0), "cuStreamCreate");
+  BENCH_MEDIAN("host_function_second_stream_blocking_us", "us", 1e3, 100, {
+    must(cu.launch_host_func(blocking, nothing, NULL), "cuLaunchHostFunc");
+    must(cu.stream_synchronize(blocking), "cuStreamSynchronize");
+  });
 #define LAUNCH(s) must(cu.launch_kernel(empty, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel")
 
   /* Queued launches. */
