@@ -122,13 +122,13 @@ impl Runtime {
     }
 
     pub fn create_program(&self, device: &Arc<Device>, image: &[u8]) -> Result<usize> {
-        let imp = if device.imp.load_checks_image() {
+        // A backend whose load chooses the image refuses it there: the image is read once.
+        if device.imp.load_checks_image() {
             not_empty(image)?;
-            device.imp.load_program(image)?
         } else {
             self.check_binary(device, image)?;
-            device.imp.load_program(image)?
-        };
+        }
+        let imp = device.imp.load_program(image)?;
         let destructors = global_ctors::construct(
             device.platform.backend,
             device.imp.as_ref(),
