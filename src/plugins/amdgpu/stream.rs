@@ -25,6 +25,7 @@ use super::queue::AqlQueue;
 use super::signal::PooledSignal;
 use crate::plugin::device_stream::{DeviceStream, HostErrors, HostStep, Opener, StreamHooks};
 use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::parallel::copy_for_dma;
 use crate::plugin::{
     own_event, CopyDirection, HostWork, Kernel, KernelArgs, LaunchConfig, OpHooks, StreamEvent,
 };
@@ -339,10 +340,11 @@ impl AmdgpuQueue {
                     st,
                     "olMemcpy",
                     Box::new(move || {
+                        let to = fill.lock().as_mut_slice().as_mut_ptr() as usize;
                         // SAFETY: `src` is the caller's host memory of `size` bytes, valid
-                        // until the copy completes (the API's contract for async copies).
-                        let from = unsafe { std::slice::from_raw_parts(src_addr as *const u8, n) };
-                        fill.lock().as_mut_slice().copy_from_slice(from);
+                        // until the copy completes (the API's contract for async copies);
+                        // the staging buffer holds `size` bytes, this step's alone.
+                        unsafe { copy_for_dma(to, src_addr, n) };
                         Ok(())
                     }),
                 )?;
@@ -359,9 +361,9 @@ impl AmdgpuQueue {
                     "olMemcpy",
                     Box::new(move || {
                         // SAFETY: `dst` is the caller's host memory of `size` bytes, valid
-                        // until the copy completes.
-                        let to = unsafe { std::slice::from_raw_parts_mut(dst_addr as *mut u8, n) };
-                        to.copy_from_slice(staging.as_slice());
+                        // until the copy completes; the staging buffer holds the copy's
+                        // `size` bytes (its DMA completed before this step).
+                        unsafe { copy_for_dma(dst_addr, staging.as_slice().as_ptr() as usize, n) };
                         Ok(())
                     }),
                 )

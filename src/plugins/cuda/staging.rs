@@ -22,10 +22,9 @@ use super::event::{CudaEvent, Timing};
 use super::ffi::CuStream;
 use super::gate::{Gates, Opener};
 use crate::plugin::device_stream::HostErrors;
-use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::foundation::flags::trace;
-use crate::plugin::foundation::parallel::in_pieces_for_dma;
+use crate::plugin::foundation::parallel::copy_for_dma;
 use crate::plugin::StreamEvent;
 use crate::plugin::{keep_first_failure, CopyDirection};
 use parking_lot::Mutex;
@@ -33,10 +32,6 @@ use std::sync::Arc;
 
 /// Bytes of each pinned buffer (and of each chunk).
 const CHUNK: usize = 4 << 20;
-/// Chunks from this size on are copied by several threads, in pieces of `PIECE` bytes
-/// (a quarter of that toward the end, so the threads finish together).
-const SPLIT_MIN: usize = 512 << 10;
-const PIECE: usize = 256 << 10;
 
 /// A queue's staging: its two pinned buffers and its staging thread.
 pub struct Staging {
@@ -306,7 +301,7 @@ fn run(job: Job, errors: &HostErrors) {
                     // SAFETY: `src` holds the copy's bytes until the copy is done (the
                     // application's promise for a queued copy); the buffer is pinned
                     // memory of CHUNK bytes, free: its last DMA completed.
-                    unsafe { copy_chunk(chunk.buffer, src + chunk.offset, chunk.len) };
+                    unsafe { copy_for_dma(chunk.buffer, src + chunk.offset, chunk.len) };
                 }
                 chunk.gate.open();
             }
@@ -318,7 +313,7 @@ fn run(job: Job, errors: &HostErrors) {
                 if ok {
                     // SAFETY: the buffer holds the chunk (its DMA completed); `dst` is
                     // the application's destination of the copy's size.
-                    unsafe { copy_chunk(dst + chunk.offset, chunk.buffer, chunk.len) };
+                    unsafe { copy_for_dma(dst + chunk.offset, chunk.buffer, chunk.len) };
                 }
                 if let Some(release) = chunk.releases {
                     release.open();
@@ -326,24 +321,6 @@ fn run(job: Job, errors: &HostErrors) {
             }
             end.open();
         }
-    }
-}
-
-/// Copies one chunk between a pinned buffer and pageable memory, on the staging thread
-/// and on idle workers of the pool: one core alone copies at a fraction of what the
-/// memory allows (11 GB/s of an H200 host's 40 with four threads), and the chunk's copy
-/// is what the next chunk's DMA waits for. With no idle core, the staging thread copies
-/// alone.
-///
-/// # Safety
-/// `src` readable and `dst` writable for `len` bytes, the two ranges disjoint.
-unsafe fn copy_chunk(dst: usize, src: usize, len: usize) {
-    // SAFETY: the caller's promise, for the whole range and for each piece inside it.
-    let copy = |at: usize, n: usize| unsafe {
-        copy::copy_bytes((dst + at) as *mut u8, (src + at) as *const u8, n)
-    };
-    if len < SPLIT_MIN || !in_pieces_for_dma(len, PIECE, PIECE / 4, &copy) {
-        copy(0, len);
     }
 }
 
