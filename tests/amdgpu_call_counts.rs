@@ -187,12 +187,7 @@ unsafe extern "C" fn nothing(_: *mut c_void) {}
 
 /// The first part of `operation`: what the caller enqueues (or does at once).
 fn enqueue(gpu: &Gpu, operation: &str) {
-    let one = ol_kernel_launch_size_args_t {
-        Dimensions: 1,
-        NumGroups: ol_dimensions_t { x: 1, y: 1, z: 1 },
-        GroupSize: ol_dimensions_t { x: 1, y: 1, z: 1 },
-        DynSharedMemory: 0,
-    };
+    let one = launch_args(1, 1);
     let args = [0u8; ARG_BYTES];
     let launch = || {
         ok(olLaunchKernel(

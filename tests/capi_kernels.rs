@@ -10,23 +10,6 @@ use offload::capi::*;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
-fn launch_args(groups: u32, size: u32) -> ol_kernel_launch_size_args_t {
-    ol_kernel_launch_size_args_t {
-        Dimensions: 1,
-        NumGroups: ol_dimensions_t {
-            x: groups,
-            y: 1,
-            z: 1,
-        },
-        GroupSize: ol_dimensions_t {
-            x: size,
-            y: 1,
-            z: 1,
-        },
-        DynSharedMemory: 0,
-    }
-}
-
 /// `T`'s bytes as `olLaunchKernel` takes them.
 fn buffer<T>(args: &T) -> (*const c_void, usize) {
     (args as *const T as *const c_void, std::mem::size_of::<T>())

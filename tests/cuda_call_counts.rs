@@ -117,12 +117,7 @@ struct Gpu {
 unsafe extern "C" fn nothing(_: *mut c_void) {}
 
 fn run(gpu: &Gpu, operation: &str, buffers: (*mut c_void, *mut c_void)) {
-    let one = ol_kernel_launch_size_args_t {
-        Dimensions: 1,
-        NumGroups: ol_dimensions_t { x: 1, y: 1, z: 1 },
-        GroupSize: ol_dimensions_t { x: 1, y: 1, z: 1 },
-        DynSharedMemory: 0,
-    };
+    let one = launch_args(1, 1);
     let args = [0u8; 24];
     let launch = || {
         ok(olLaunchKernel(

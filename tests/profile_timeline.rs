@@ -65,16 +65,7 @@ fn queue_operations_are_written_as_a_chrome_trace() {
         y: y.as_mut_ptr(),
         n,
     };
-    let grid = ol_kernel_launch_size_args_t {
-        Dimensions: 1,
-        NumGroups: ol_dimensions_t {
-            x: (n / 256) as u32,
-            y: 1,
-            z: 1,
-        },
-        GroupSize: ol_dimensions_t { x: 256, y: 1, z: 1 },
-        DynSharedMemory: 0,
-    };
+    let grid = launch_args((n / 256) as u32, 256);
     ok(olLaunchKernel(
         a,
         device,

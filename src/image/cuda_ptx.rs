@@ -43,30 +43,15 @@ fn bad(msg: impl std::fmt::Display) -> Error {
     Error::invalid_binary(format!("malformed PTX: {msg}"))
 }
 
-/// Removes `//` and `/* */` comments in one pass, keeping line structure.
+/// Removes `//` and `/* */` comments in one pass, keeping line structure (the newlines
+/// inside a block comment go with it).
 fn strip_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, chars.peek()) {
-            ('/', Some('/')) => {
-                // Up to, not including, the newline.
-                while chars.peek().is_some_and(|&n| n != '\n') {
-                    chars.next();
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut prev = ' ';
-                for n in chars.by_ref() {
-                    if prev == '*' && n == '/' {
-                        break;
-                    }
-                    prev = n;
-                }
-                out.push(' ');
-            }
-            _ => out.push(c),
+    let mut lines = Uncommented::new(text);
+    while let Some((line, newline)) = lines.next_line() {
+        out.push_str(&line);
+        if newline {
+            out.push('\n');
         }
     }
     out
@@ -182,19 +167,20 @@ impl<'a> Uncommented<'a> {
             in_block: false,
         }
     }
-}
 
-impl<'a> Iterator for Uncommented<'a> {
-    type Item = Cow<'a, str>;
-
-    fn next(&mut self) -> Option<Cow<'a, str>> {
+    /// The next line without its comments, and whether the newline after it stands (the
+    /// text goes on, outside a block comment).
+    fn next_line(&mut self) -> Option<(Cow<'a, str>, bool)> {
         if self.rest.is_empty() {
             return None;
         }
-        let (raw, rest) = self.rest.split_once('\n').unwrap_or((self.rest, ""));
+        let (raw, rest, ended) = match self.rest.split_once('\n') {
+            Some((raw, rest)) => (raw, rest, true),
+            None => (self.rest, "", false),
+        };
         self.rest = rest;
         if !self.in_block && !raw.contains('/') {
-            return Some(Cow::Borrowed(raw));
+            return Some((Cow::Borrowed(raw), ended));
         }
         let mut line = String::with_capacity(raw.len());
         let mut chars = raw.chars().peekable();
@@ -216,7 +202,15 @@ impl<'a> Iterator for Uncommented<'a> {
                 _ => line.push(c),
             }
         }
-        Some(Cow::Owned(line))
+        Some((Cow::Owned(line), ended && !self.in_block))
+    }
+}
+
+impl<'a> Iterator for Uncommented<'a> {
+    type Item = Cow<'a, str>;
+
+    fn next(&mut self) -> Option<Cow<'a, str>> {
+        self.next_line().map(|(line, _)| line)
     }
 }
 

@@ -127,3 +127,21 @@ pub fn program_with_kernel(
     ));
     (program, kernel)
 }
+
+/// A one-dimensional launch of `groups` work-groups of `size` work-items each.
+pub fn launch_args(groups: u32, size: u32) -> ol_kernel_launch_size_args_t {
+    ol_kernel_launch_size_args_t {
+        Dimensions: 1,
+        NumGroups: ol_dimensions_t {
+            x: groups,
+            y: 1,
+            z: 1,
+        },
+        GroupSize: ol_dimensions_t {
+            x: size,
+            y: 1,
+            z: 1,
+        },
+        DynSharedMemory: 0,
+    }
+}

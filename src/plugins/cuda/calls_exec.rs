@@ -59,16 +59,10 @@ impl Driver {
         } else {
             image
         };
-        let mut info = if with_logs {
-            vec![0u8; JIT_LOG_BYTES]
-        } else {
-            Vec::new()
-        };
-        let mut error = if with_logs {
-            vec![0u8; JIT_LOG_BYTES]
-        } else {
-            Vec::new()
-        };
+        // Without logs the buffers are empty (no allocation) and no option is passed.
+        let log_bytes = if with_logs { JIT_LOG_BYTES } else { 0 };
+        let mut info = vec![0u8; log_bytes];
+        let mut error = vec![0u8; log_bytes];
         let mut options = [
             jit_option::INFO_LOG_BUFFER,
             jit_option::INFO_LOG_BUFFER_SIZE_BYTES,
