@@ -58,7 +58,9 @@ ensure_build_tools() {
   # Remote devices over MPI (remote-mpi/): OpenMPI to build and run them, and libclang
   # for the mpi crate's bindings.
   ensure_packages mpirun:openmpi-bin
-  ensure_libraries libopenmpi-dev libclang-19-dev
+  # libucx0: OpenMPI's UCX layer, which the fault matrix over TCP runs through
+  # (libopenmpi3 depends on it; named here because the tests need it).
+  ensure_libraries libopenmpi-dev libclang-19-dev libucx0
   # AMD GPUs: libhsa-runtime-dev, the HSA headers the AMDGPU backend's declarations are
   # checked against (tests/amdgpu_hsa_layout.rs), and the runtime itself
   # (libhsa-runtime64-1), whose failing hsa_init on a machine without /dev/kfd is tested.
