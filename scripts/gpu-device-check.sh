@@ -133,10 +133,6 @@ fi
   done
   if [ "$MODE" = all ]; then
     ptx=bench-c/kernels/gpu/empty.ptx
-    # What the worker pool decides during a run (staging copies use its helpers).
-    echo "== bench_gpu_api on ours, traced: the busy check and helper pauses"
-    LD_LIBRARY_PATH=$OURS OFFLOAD_TRACE=1 timeout 60 build/bench-c/bench_gpu_api "$ptx" 2>&1 \
-      | grep -E 'busy|helpers paused|RESULT pageable' | sed -E 's/[0-9]+ ms/N ms/' | sort | uniq -c
     # Our C API against the driver API, in alternating processes (a process's placement
     # on the host moves a row by more than 10%): each row's median over the rounds, and
     # the median of the rounds' ratios.
@@ -173,7 +169,7 @@ fi
     echo "== bench_cuda_paths"; timeout 90 build/bench-c/bench_cuda_paths "$ptx" 2>&1
   fi
 } >"$OUT/bench.txt" 2>&1
-[ -e "$OUT/bench.txt" ] && grep -E '^== (bench_omp|ours against|bench_gpu_api on LLVM)|omp_gpu|^PAIR|devices|rror|busy|paused' "$OUT/bench.txt" | head -80
+[ -e "$OUT/bench.txt" ] && grep -E '^== (bench_omp|ours against|bench_gpu_api on LLVM)|omp_gpu|^PAIR|devices|rror' "$OUT/bench.txt" | head -80
 
 # 5. LLVM's own suites (built here into .dev/llvm-suites/ where LLVM's sources were at
 # hand; not part of this repository): each suite's run.sh LIBDIR OUT, on ours and on
