@@ -17,7 +17,7 @@ bash "$ROOT/scripts/make-gpu-omp.sh" "$BUILD/gpu-omp"
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/build/c-tests" "$stage/build/bench-c" "$stage/.dev/llvm19/lib"
+mkdir -p "$stage/build/c-tests" "$stage/build/bench-c"
 cp -a "$PREFIX" "$stage/_install"
 rm -f "$stage/_install/lib/liboffload.a" "$stage/_install/bin/offload-mpi-device" \
   "$stage/_install/lib/liboffload_remote_mpi.so"
@@ -48,8 +48,7 @@ copy_with_deps() { # DEST LIBRARY...
 case "${GPU_CHECK_BASELINE:-llvm19}" in
   llvm19) copy_with_deps "$stage/.dev/llvm19/lib" /usr/lib/llvm-19/lib/libomptarget.so.19.1 \
             /usr/lib/llvm-19/lib/libomp.so.5 ;;
-  llvm22) rmdir "$stage/.dev/llvm19/lib" "$stage/.dev/llvm19"
-          copy_with_deps "$stage/.dev/llvm22/lib" /usr/lib/llvm-22/lib/libLLVMOffload.so.22.1 ;;
+  llvm22) copy_with_deps "$stage/.dev/llvm22/lib" /usr/lib/llvm-22/lib/libLLVMOffload.so.22.1 ;;
   *) echo "GPU_CHECK_BASELINE is llvm19 or llvm22" >&2; exit 1 ;;
 esac
 # LLVM's own suites, where they were built into .dev/llvm-suites/<suite>/ (LLVM's sources
