@@ -12,7 +12,12 @@
 # (api/, mapping/, ..., Inputs/). The script is therefore a measuring tool
 # only; it is not called by scripts/test.sh.
 #
-# Usage: run-llvm-offload-tests.sh TESTDIR LIBDIR [LOGDIR]
+# Usage: run-llvm-offload-tests.sh [--remote SERVER] TESTDIR LIBDIR [LOGDIR]
+#   --remote SERVER  run each test binary as the application rank of an MPI job
+#            beside one device server (SERVER, e.g. _install/bin/offload-mpi-device),
+#            with OFFLOAD_PLATFORMS=mpi, so that the remote device is OpenMP's only
+#            device (device 0, the default); mpirun --enable-recovery, so that a lost
+#            server is the application's error to report
 #   TESTDIR  folder holding the downloaded test files
 #   LIBDIR   folder put on LD_LIBRARY_PATH when the test binaries run
 #            (e.g. /usr/lib/llvm-19/lib or /work/main/_install/lib)
@@ -21,6 +26,10 @@
 # Needs clang-19 and FileCheck/not (Debian: llvm-19-tools).
 
 set -u
+SERVER=""
+if [ "${1:-}" = "--remote" ]; then
+  SERVER=$(cd "$(dirname "${2:?server binary}")" && pwd)/$(basename "$2"); shift 2
+fi
 TESTDIR=$(cd "${1:?test folder}" && pwd)
 LIBDIR=$(cd "${2:?library folder}" && pwd)
 LOGDIR=${3:-$(mktemp -d /tmp/llvm-offload-run.XXXXXX)}
@@ -85,8 +94,8 @@ expand() {
       -e "s/%libomptarget-compile-$T$B/%clang-$T %s -o %t%devrtl\1/g" \
       -e "s/%libomptarget-compileoptxx-$T$B/%clangxx-$T -O3 %s -o %t%devrtl\1/g" \
       -e "s/%libomptarget-compileopt-$T$B/%clang-$T -O3 %s -o %t%devrtl\1/g" \
-      -e "s/%libomptarget-run-fail-$T$B/%not --crash %t\1/g" \
-      -e "s/%libomptarget-run-$T$B/%t\1/g" \
+      -e "s/%libomptarget-run-fail-$T$B/%not --crash %run %t\1/g" \
+      -e "s/%libomptarget-run-$T$B/%run %t\1/g" \
       -e "s/%clangxxx-force-usm-$T$B/%clangxx %openmp_flags -fopenmp-force-usm %flags -fopenmp-targets=$T\1/g" \
       -e "s/%clangxx-$T$B/%clangxx %openmp_flags %flags -fopenmp-targets=$T\1/g" \
       -e "s/%clang-$T$B/%clang %openmp_flags %flags -fopenmp-targets=$T\1/g" \
@@ -99,11 +108,32 @@ expand() {
   l=${l//%clangxx/$CXX}; l=${l//%clang/$CC}
   l=${l//%openmp_flags/$OMPFLAGS}; l=${l//%cuda_flags/}; l=${l//%flags_clang/}
   l=${l//%flags/$FLAGS}; l=${l//%fcheck_bin/$FC}; l=${l//%devrtl/$DEVRTL}; l=${l//%not/$NOT}
-  l=${l//%target_triple/$T}
+  l=${l//%target_triple/$T}; l=${l//%run /${RUN:+$RUN }}
   l=${l//%t/$tmp}; l=${l//%s/$src}; l=${l//%S/$(dirname "$src")}
   l=${l//%p/$(dirname "$src")}; l=${l//%T/$(dirname "$tmp")}
   printf '%s\n' "$l"
 }
+
+# In remote mode every run of a test binary goes through this launcher: the binary is
+# the last rank, the server the first. The application's own exit (a status, or the
+# signal that ended it) is the launcher's, as `not --crash` and pipelines expect.
+RUN=""
+if [ -n "$SERVER" ]; then
+  RUN=$LOGDIR/remote-run.sh
+  cat > "$RUN" <<'EOS'
+#!/usr/bin/env bash
+: "${REMOTE_SERVER:?the device server to start beside the application}"
+status=$(mktemp)
+mpirun --allow-run-as-root --oversubscribe --enable-recovery --mca btl self,vader \
+  -x OFFLOAD_PLATFORMS=mpi -np 1 "$REMOTE_SERVER" : -np 1 \
+  bash -c '"$@"; echo $? > "$0"' "$status" "$@"
+rc=$(cat "$status" 2>/dev/null); rm -f "$status"
+[ -n "$rc" ] || exit 125
+[ "$rc" -gt 128 ] && kill -$((rc - 128)) $$
+exit "$rc"
+EOS
+  chmod +x "$RUN"
+fi
 
 pass=0 fail=0 skip=0
 while IFS= read -r f; do
@@ -127,8 +157,8 @@ while IFS= read -r f; do
       echo "echo '+ '$(printf '%q' "$(expand "$r" "$f" "$tmp")") >&2"
       echo "$(expand "$r" "$f" "$tmp") || exit \$?"
     done; } > "$script"
-  env -u OMP_TARGET_OFFLOAD LD_LIBRARY_PATH="$LIBDIR" PATH="$LLVM/bin:$PATH" \
-    timeout 60 bash "$script" > "$log" 2>&1
+  env -u OMP_TARGET_OFFLOAD LD_LIBRARY_PATH="$LIBDIR" PATH="$LLVM/bin:$PATH" REMOTE_SERVER="$SERVER" \
+    timeout 60 bash "$script" < /dev/null > "$log" 2>&1
   rc=$?
   if [ $rc -eq 124 ]; then ok=1; why="timeout 60 s"; elif [ $rc -ne 0 ]; then ok=1; why="exit $rc"; else ok=0; why=""; fi
   if [ $xfail -eq 1 ]; then

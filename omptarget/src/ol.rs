@@ -96,6 +96,11 @@ pub fn is_host(device: Device) -> Result<bool> {
     Ok(backend(device)? == OL_PLATFORM_BACKEND_HOST)
 }
 
+/// Whether `device` is a remote device (served by another process over MPI).
+pub fn is_remote(device: Device) -> Result<bool> {
+    Ok(backend(device)? == OL_PLATFORM_BACKEND_MPI)
+}
+
 /// The device's platform handle (devices of one platform share it).
 pub fn platform_of(device: Device) -> Result<usize> {
     let mut platform: ol_platform_handle_t = null_mut();

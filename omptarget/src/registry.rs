@@ -74,6 +74,32 @@ pub struct State {
     pub requires_first: u64,
 }
 
+/// Whether `device` can run a program that `requires unified_shared_memory`: a remote
+/// device (another process, often another node) cannot reach the application's memory
+/// at its addresses, so it is refused as LLVM refuses a device that lacks a required
+/// capability, and the program's regions run where LLVM would run them (another
+/// device, or the host).
+fn shares_host_memory(device: Device) -> bool {
+    if !ol::is_remote(device).unwrap_or(false) {
+        return true;
+    }
+    if crate::info::enabled(u32::MAX) {
+        crate::policy::message(
+            "message: a remote device is not used: the program requires unified_shared_memory, which a device in another process cannot give",
+        );
+    }
+    false
+}
+
+/// Whether `OFFLOAD_PLATFORMS` is unset (every backend) or names the host; a list that
+/// liboffload refuses leaves `olInit` to report it.
+fn host_platform_requested() -> bool {
+    use offload::plugin::Backend;
+    offload::runtime::config::platforms_from_env().map_or(true, |list| {
+        list.is_empty() || list.contains(&Backend::Host)
+    })
+}
+
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
 
 pub fn state() -> MutexGuard<'static, State> {
@@ -93,7 +119,14 @@ impl State {
                     .iter()
                     .copied()
                     .find(|d| ol::is_host(*d).unwrap_or(false));
-                self.all = devices;
+                // The host platform is always there (every copy has it on one side), but
+                // it runs regions only when `OFFLOAD_PLATFORMS` names it or is unset: a
+                // job that asks for remote devices alone gets them as devices 0, 1, ...
+                let host_offered = host_platform_requested();
+                self.all = devices
+                    .into_iter()
+                    .filter(|d| host_offered || Some(*d) != self.host)
+                    .collect();
             }
             Err(e) => policy::message(&format!("error: liboffload has no devices: {e}")),
         }
@@ -103,10 +136,12 @@ impl State {
     /// LLVM's order: image by image, as each image finds the devices that take it (a
     /// binary with a host image first numbers the host's devices first).
     fn add_devices_for(&mut self, images: &[&'static [u8]]) {
+        let unified = self.requirements & requirements::UNIFIED_SHARED_MEMORY != 0;
         for image in images {
             for &candidate in &self.all {
                 if self.devices.iter().any(|d| d.handle == candidate)
                     || !ol::is_valid_binary(candidate, image).unwrap_or(false)
+                    || (unified && !shares_host_memory(candidate))
                 {
                     continue;
                 }

@@ -77,25 +77,8 @@ fn open() -> std::result::Result<Arc<Session>, String> {
             "not started by an MPI launcher (mpirun ... offload-mpi-device : ./app)".into(),
         );
     }
-    let link = Link::load()?;
     let timeout = timeout();
-    // MPI's start waits for every rank: on a thread of its own, left behind when the
-    // servers never come.
-    let (started, start) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("offload-mpi-start".into())
-        .spawn(move || {
-            let opened = link.open(timeout);
-            let _ = started.send((link, opened));
-        })
-        .map_err(|e| format!("no thread to start MPI: {e}"))?;
-    let limit = start_timeout();
-    let (link, opened) = start.recv_timeout(limit).map_err(|_| {
-        format!(
-            "MPI did not start within {:.0} s: the other ranks of the job (the servers) never started it (OFFLOAD_MPI_START_TIMEOUT)",
-            limit.as_secs_f64()
-        )
-    })?;
+    let (link, opened) = start_mpi(timeout)?;
     let (size, rank) = opened?;
     if size < 2 {
         return Err(format!("the MPI job has {size} process: no server ranks"));
@@ -122,6 +105,65 @@ fn open() -> std::result::Result<Arc<Session>, String> {
     // SAFETY: registering a plain extern "C" function.
     unsafe { libc::atexit(stop_servers) };
     Ok(session)
+}
+
+/// A started link and what its start gave (the job's size and this rank, or why not).
+type Opened = std::result::Result<(i32, i32), String>;
+
+/// How long the start thread may take to begin running before the caller takes it for
+/// blocked by the loader's lock (see `start_mpi`).
+const START_THREAD_GRACE: Duration = Duration::from_secs(1);
+
+/// Starts MPI. MPI's start waits for every rank, so it runs on a thread of its own,
+/// left behind when the servers never come (`OFFLOAD_MPI_START_TIMEOUT`). But a program
+/// may reach liboffload from a library's constructor, inside `dlopen`, whose lock the
+/// calling thread then holds: a new thread cannot begin (its thread-locals register
+/// with the loader) and MPI opens its components with `dlopen` too. When the thread has
+/// not begun within `START_THREAD_GRACE`, the caller claims the start and runs it
+/// itself; there it has no deadline of ours, and mpirun's abort of a job whose rank
+/// ended before MPI started is what ends it.
+fn start_mpi(timeout: Duration) -> std::result::Result<(Link, Opened), String> {
+    const UNCLAIMED: u8 = 0;
+    const BY_THREAD: u8 = 1;
+    const BY_CALLER: u8 = 2;
+    let link = Link::load()?;
+    let claim = Arc::new(std::sync::atomic::AtomicU8::new(UNCLAIMED));
+    let (started, start) = std::sync::mpsc::channel();
+    let thread_claim = claim.clone();
+    std::thread::Builder::new()
+        .name("offload-mpi-start".into())
+        .spawn(move || {
+            let claimed = thread_claim.compare_exchange(
+                UNCLAIMED,
+                BY_THREAD,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            if claimed.is_ok() {
+                let opened = link.open(timeout);
+                let _ = started.send((link, opened));
+            }
+        })
+        .map_err(|e| format!("no thread to start MPI: {e}"))?;
+    let begun_by = Instant::now() + START_THREAD_GRACE;
+    while claim.load(Ordering::Acquire) == UNCLAIMED && Instant::now() < begun_by {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    if claim
+        .compare_exchange(UNCLAIMED, BY_CALLER, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+    {
+        let link = Link::load()?;
+        let opened = link.open(timeout);
+        return Ok((link, opened));
+    }
+    let limit = start_timeout();
+    start.recv_timeout(limit).map_err(|_| {
+        format!(
+            "MPI did not start within {:.0} s: the other ranks of the job (the servers) never started it (OFFLOAD_MPI_START_TIMEOUT)",
+            limit.as_secs_f64()
+        )
+    })
 }
 
 /// At exit: every server is told to stop, all at once, and their answers awaited
