@@ -122,14 +122,30 @@ if [ -n "$SERVER" ]; then
   RUN=$LOGDIR/remote-run.sh
   cat > "$RUN" <<'EOS'
 #!/usr/bin/env bash
+# mpirun forwards a rank's stdout and stderr apart, losing their order: the
+# application writes to FIFOs this launcher copies out (one where stdout and stderr
+# are one file here, 2>&1), so the output is as a direct run's.
 : "${REMOTE_SERVER:?the device server to start beside the application}"
-status=$(mktemp)
-mpirun --allow-run-as-root --oversubscribe --enable-recovery --mca btl self,vader \
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkfifo "$dir/out" "$dir/err"
+cat "$dir/out" &
+if [ "$(readlink /proc/$$/fd/1)" = "$(readlink /proc/$$/fd/2)" ]; then
+  redirect='exec > "$0/out" 2>&1'
+else
+  cat "$dir/err" >&2 &
+  redirect='exec > "$0/out" 2> "$0/err"'
+fi
+mpirun --allow-run-as-root --oversubscribe --bind-to none --enable-recovery --mca btl self,vader \
   -x OFFLOAD_PLATFORMS=mpi -np 1 "$REMOTE_SERVER" : -np 1 \
-  bash -c '"$@"; echo $? > "$0"' "$status" "$@"
-rc=$(cat "$status" 2>/dev/null); rm -f "$status"
+  bash -c "( $redirect; \"\$@\" ); echo \$? > \"\$0/status\"" "$dir" "$@" < /dev/null
+# A FIFO opened read-write never blocks: a copier still waiting for a writer (the
+# application never started) sees one come and go, and ends.
+exec 3<> "$dir/out" 4<> "$dir/err"; exec 3>&- 4>&-
+wait
+rc=$(cat "$dir/status" 2>/dev/null)
 [ -n "$rc" ] || exit 125
-[ "$rc" -gt 128 ] && kill -$((rc - 128)) $$
+[ "$rc" -gt 128 ] && { rm -rf "$dir"; trap - EXIT; kill -$((rc - 128)) $$; }
 exit "$rc"
 EOS
   chmod +x "$RUN"

@@ -6,7 +6,9 @@
 # LIBOMPTARGET_INFO) their stderr must be the same too, addresses aside. With ANYWHERE=1
 # (a GPU program, which falls back to the host where there is no GPU) no launch is
 # required. With QUEUED=1 some kernel must have been launched on a queue (asynchronous
-# `nowait` regions).
+# `nowait` regions). With LAUNCHER (a command and its arguments) our run is LAUNCHER
+# PROGRAM ARGS: with REMOTE=1 the launcher is an MPI job with a device server, and the
+# run must show that the remote device was the one used.
 foreach(var PROGRAM OURS LLVM)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "${var} is not set")
@@ -26,8 +28,12 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${LLVM}" ${ENV}
                         "${PROGRAM}" ${ARGS}
                 OUTPUT_VARIABLE llvm_out ERROR_VARIABLE llvm_err RESULT_VARIABLE llvm_rc
                 TIMEOUT 60)
+set(ours_env "")
+if(REMOTE)
+  set(ours_env OFFLOAD_PLATFORMS=mpi)
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${OURS}" OFFLOAD_TRACE=1
-                        ${ENV} "${PROGRAM}" ${ARGS}
+                        ${ours_env} ${ENV} ${LAUNCHER} "${PROGRAM}" ${ARGS}
                 OUTPUT_VARIABLE ours_out ERROR_VARIABLE ours_err RESULT_VARIABLE ours_rc
                 TIMEOUT 60)
 message(STATUS "output with ours:\n${ours_out}")
@@ -51,6 +57,9 @@ if(STDERR)
   endif()
 elseif(NOT ANYWHERE AND NOT ours_err MATCHES "olLaunchKernel\\([^\n]*-> OL_SUCCESS")
   message(FATAL_ERROR "our run shows no successful olLaunchKernel: was our libomptarget used?\n${ours_err}")
+endif()
+if(REMOTE AND NOT ours_err MATCHES "MPI: [1-9][0-9]* device")
+  message(FATAL_ERROR "our run found no remote device:\n${ours_err}")
 endif()
 if(QUEUED AND NOT ours_err MATCHES "olLaunchKernel\\(Queue=0x[1-9a-f][^\n]*-> OL_SUCCESS")
   message(FATAL_ERROR "our run launched no kernel on a queue: were the nowait regions asynchronous?\n${ours_err}")

@@ -88,7 +88,10 @@ fn small(rng: &mut Rng) -> u32 {
 fn request(rng: &mut Rng, known: &Known) -> Request {
     let device = small(rng);
     match rng.below(19) {
-        0 => Request::Hello,
+        0 => Request::Hello {
+            pid: std::process::id(),
+            host: wire::this_host(),
+        },
         1 => Request::Alloc {
             device,
             kind: small(rng),
@@ -411,7 +414,11 @@ impl Fuzzer {
     /// The server still serves well-formed requests, and the region holds what was
     /// written to it.
     fn check_alive(&mut self, pattern: &[u8]) -> Result<(), String> {
-        if !matches!(self.ask(&Request::Hello, &[])?, Reply::Devices(_)) {
+        let hello = Request::Hello {
+            pid: std::process::id(),
+            host: wire::this_host(),
+        };
+        if !matches!(self.ask(&hello, &[])?, Reply::Devices(_)) {
             return Err("Hello got no device list".into());
         }
         let read = Request::Read {

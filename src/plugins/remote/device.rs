@@ -2,12 +2,14 @@
 //! answer (cached at discovery), and each operation is one exchange with the server.
 
 use super::address;
+use super::host_code;
 use super::program::{RemoteKernel, RemoteProgram, ServerProgram};
 use super::session::Session;
 use super::stream::new_stream;
 use super::wire::{Reply, Request, INLINE_LIMIT};
 use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
+use crate::plugin::foundation::flags::trace;
 use crate::plugin::{
     AllocKind, Device, DeviceInfo, DeviceType, InfoValue, LaunchConfig, Program, Stream,
 };
@@ -24,6 +26,8 @@ pub struct RemoteDevice {
     /// The device's number on its server.
     pub index: u32,
     pub info: Vec<(u32, InfoValue)>,
+    /// The application's objects whose code the server maps already (by first address).
+    pub mirrored: parking_lot::Mutex<std::collections::HashSet<u64>>,
 }
 
 impl RemoteDevice {
@@ -65,6 +69,35 @@ impl RemoteDevice {
         self.session
             .exchange(self.rank, &request, &[], &mut [])
             .map(|_| ())
+    }
+
+    /// Before a host-device program loads: the server maps the code and read-only data
+    /// of the application's object that holds the image (see `host_code`), once per
+    /// object. Without it the program still loads (only a kernel that calls through a
+    /// host address would fault), so a failure is traced, not returned.
+    fn mirror_host_code(&self, image: usize) {
+        let Some(code) = host_code::of_object_holding(image) else {
+            return;
+        };
+        let Some(first) = code.segments.first().map(|s| s.address) else {
+            return;
+        };
+        if !self.mirrored.lock().insert(first) {
+            return;
+        }
+        let bytes = code.encode();
+        let request = Request::MirrorHostCode {
+            device: self.index,
+            size: bytes.len() as u64,
+        };
+        if let Err(e) = self.session.exchange(self.rank, &request, &bytes, &mut []) {
+            trace(|| {
+                format!(
+                    "MPI: rank {}: the application's code at {first:#x} is not mirrored: {}",
+                    self.rank, e.details
+                )
+            });
+        }
     }
 
     fn owner(&self) -> address::Owner {
@@ -337,6 +370,9 @@ impl Device for RemoteDevice {
     }
 
     fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
+        if self.device_type() == DeviceType::Cpu {
+            self.mirror_host_code(image.as_ptr() as usize);
+        }
         let request = Request::LoadProgram {
             device: self.index,
             size: image.len() as u64,

@@ -12,6 +12,8 @@
 //! - [`session`] — the server ranks and the exchanges with them, each with its own tag;
 //!   [`engine`] — the thread that waits for replies of long exchanges.
 //! - [`device`], [`plugin`] — the devices and the platform.
+//! - [`host_code`] — the application's code and read-only data around an image, which
+//!   a server's host device maps at the application's addresses.
 //! - [`program`], [`stream`] — programs and kernels on a server; queues (kernels queued
 //!   on a server stream without an answer each) and events.
 
@@ -20,6 +22,7 @@ mod address;
 mod device;
 mod engine;
 pub mod fragments;
+pub mod host_code;
 mod link;
 mod plugin;
 mod program;

@@ -36,7 +36,11 @@ impl plugin::Plugin for RemotePlugin {
         };
         let mut devices: Vec<Arc<dyn plugin::Device>> = Vec::new();
         for rank in session.server_ranks() {
-            match session.exchange(rank, &Request::Hello, &[], &mut []) {
+            let hello = Request::Hello {
+                pid: std::process::id(),
+                host: super::wire::this_host(),
+            };
+            match session.exchange(rank, &hello, &[], &mut []) {
                 Ok(Reply::Devices(list)) => {
                     for (index, info) in list.into_iter().enumerate() {
                         devices.push(Arc::new_cyclic(|this| RemoteDevice {
@@ -45,6 +49,7 @@ impl plugin::Plugin for RemotePlugin {
                             rank,
                             index: index as u32,
                             info,
+                            mirrored: Default::default(),
                         }));
                     }
                 }

@@ -110,6 +110,18 @@ fn open() -> std::result::Result<Arc<Session>, String> {
 /// A started link and what its start gave (the job's size and this rank, or why not).
 type Opened = std::result::Result<(i32, i32), String>;
 
+/// A server's device code printed `output`: it goes into this process's own C
+/// standard output stream, where a kernel on the host device would have printed it, so
+/// it comes in the same order with what the program prints (and is flushed with it).
+fn print_device_output(output: &[u8]) {
+    extern "C" {
+        /// The C library's standard output stream.
+        static mut stdout: *mut libc::FILE;
+    }
+    // SAFETY: the C library's own stream, written through its own locked function.
+    unsafe { libc::fwrite(output.as_ptr().cast(), 1, output.len(), stdout) };
+}
+
 /// How long the start thread may take to begin running before the caller takes it for
 /// blocked by the loader's lock (see `start_mpi`).
 const START_THREAD_GRACE: Duration = Duration::from_secs(1);
@@ -405,8 +417,12 @@ impl Session {
     /// A reply's meaning: the server's refusal, a small read's data (copied into
     /// `incoming`, answered as `Done` with nothing more to come), or the reply itself.
     fn decode(&self, bytes: Vec<u8>, incoming: &mut [u8]) -> std::result::Result<Reply, Failure> {
-        let reply = Reply::decode(&bytes)
+        let mut reply = Reply::decode(&bytes)
             .map_err(|e| Failure::Lost(format!("an unreadable reply: {}", e.0)))?;
+        if let Reply::Output { output, then } = reply {
+            print_device_output(&output);
+            reply = *then;
+        }
         match reply {
             Reply::Error { code, details } => Err(Failure::Refused(Error::new(
                 ErrorCode::from_value(code),

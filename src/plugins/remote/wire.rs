@@ -15,8 +15,13 @@ pub const INLINE_LIMIT: u64 = 16 << 10;
 /// One request of the application to a server.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Request {
-    /// Which devices the server has, and everything about them.
-    Hello,
+    /// Which devices the server has, and everything about them. The application's
+    /// process id and host name: a server on the same host ends when that process is
+    /// gone without saying `Exit` (it crashed), rather than wait for it for ever.
+    Hello {
+        pid: u32,
+        host: String,
+    },
     /// `at`: the address the application reserved for it (0: anywhere); a server whose
     /// device is its own memory maps it there, so the address is the same on both sides
     /// and never another device's.
@@ -61,6 +66,13 @@ pub enum Request {
     },
     DestroyProgram {
         program: u64,
+    },
+    /// A `HostCode` of `size` bytes follows, in fragments: the application's code and
+    /// read-only data around a program's image, for `device` to see at the application's
+    /// addresses (see `host_code`).
+    MirrorHostCode {
+        device: u32,
+        size: u64,
     },
     Symbol {
         program: u64,
@@ -144,7 +156,7 @@ impl Request {
     /// What it asks, in a few words, for error details ("a write of 64 bytes").
     pub fn describe(&self) -> String {
         match self {
-            Request::Hello => "asking for its devices".into(),
+            Request::Hello { .. } => "asking for its devices".into(),
             Request::Alloc { size, .. } => format!("an allocation of {size} bytes"),
             Request::Free { size, .. } => format!("freeing {size} bytes"),
             Request::Write { size, .. } => format!("a write of {size} bytes"),
@@ -154,6 +166,9 @@ impl Request {
             Request::LoadProgram { size, .. } => format!("loading a {size}-byte program"),
             Request::CheckImage { size, .. } => format!("checking a {size}-byte image"),
             Request::DestroyProgram { .. } => "destroying a program".into(),
+            Request::MirrorHostCode { size, .. } => {
+                format!("mirroring {size} bytes of the application's code")
+            }
             Request::Symbol { name, .. } => format!("looking up '{name}'"),
             Request::Launch { .. } => "a kernel launch".into(),
             Request::Exit => "stopping".into(),
@@ -186,6 +201,13 @@ pub enum Reply {
     Error {
         code: u32,
         details: String,
+    },
+    /// What the server's device code printed to its standard output while the
+    /// operation ran (kernels, constructors), for the application's own standard
+    /// output, then the operation's reply itself (never another `Output`).
+    Output {
+        output: Vec<u8>,
+        then: Box<Reply>,
     },
 }
 
@@ -279,7 +301,7 @@ impl Request {
     fn encode_after(&self, start: AlignedBytes) -> AlignedBytes {
         let mut w = Writer(start);
         match self {
-            Request::Hello => w.u8(0),
+            Request::Hello { pid, host } => w.u8(0).u32(*pid).bytes(host.as_bytes()),
             Request::Alloc {
                 device,
                 kind,
@@ -385,6 +407,7 @@ impl Request {
                 }
                 w.u64(*dynamic_shared)
             }
+            Request::MirrorHostCode { device, size } => w.u8(19).u32(*device).u64(*size),
         };
         w.0
     }
@@ -392,7 +415,10 @@ impl Request {
     pub fn decode(data: &[u8]) -> Result<Request, DecodeError> {
         let mut r = Reader { data, at: 0 };
         let request = match r.u8("the request kind")? {
-            0 => Request::Hello,
+            0 => Request::Hello {
+                pid: r.u32("process id")?,
+                host: r.string("host name")?,
+            },
             1 => Request::Alloc {
                 device: r.u32("device")?,
                 kind: r.u32("allocation kind")?,
@@ -486,15 +512,104 @@ impl Request {
                 group_size: r.dims("group size")?,
                 dynamic_shared: r.u64("dynamic shared memory")?,
             },
+            19 => Request::MirrorHostCode {
+                device: r.u32("device")?,
+                size: r.u64("host code size")?,
+            },
             other => {
                 return Err(DecodeError(format!(
-                    "unknown request kind {other} (expected 0 to 18)"
+                    "unknown request kind {other} (expected 0 to 19)"
                 )))
             }
         };
         r.finish()?;
         Ok(request)
     }
+}
+
+/// The application's code and read-only data as a server maps them at the
+/// application's addresses: host function pointers and vtables that reach a kernel
+/// (see `host_code`) then work there as they do on the application's host device.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostCode {
+    /// Ranges of the application's memory and their bytes.
+    pub segments: Vec<HostSegment>,
+    /// Pointers to other libraries' symbols in those ranges (or in the writable pages
+    /// of the function-call table beside them), which the server sets to its own
+    /// copies of the symbols.
+    pub imports: Vec<HostImport>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostSegment {
+    pub address: u64,
+    pub executable: bool,
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostImport {
+    /// Where the pointer lives.
+    pub slot: u64,
+    pub addend: i64,
+    pub name: String,
+}
+
+impl HostCode {
+    pub fn encode(&self) -> AlignedBytes {
+        let mut w = Writer(AlignedBytes::new());
+        w.u64(self.segments.len() as u64);
+        for s in &self.segments {
+            w.u64(s.address).u8(u8::from(s.executable)).bytes(&s.bytes);
+        }
+        w.u64(self.imports.len() as u64);
+        for i in &self.imports {
+            w.u64(i.slot).u64(i.addend as u64).bytes(i.name.as_bytes());
+        }
+        w.0
+    }
+
+    pub fn decode(data: &[u8]) -> Result<HostCode, DecodeError> {
+        let mut r = Reader { data, at: 0 };
+        let mut code = HostCode::default();
+        // Counts are checked against what is left (each item takes at least 9 bytes),
+        // so a bad count cannot ask for a huge allocation.
+        let count = |r: &mut Reader, what: &str| -> Result<usize, DecodeError> {
+            let n = r.u64(what)?;
+            let left = (r.data.len() - r.at) as u64;
+            if n > left / 9 {
+                return Err(DecodeError(format!("{n} {what} in {left} bytes")));
+            }
+            Ok(n as usize)
+        };
+        for _ in 0..count(&mut r, "segments")? {
+            code.segments.push(HostSegment {
+                address: r.u64("segment address")?,
+                executable: r.u8("segment flags")? != 0,
+                bytes: r.bytes("segment bytes")?,
+            });
+        }
+        for _ in 0..count(&mut r, "imports")? {
+            code.imports.push(HostImport {
+                slot: r.u64("import slot")?,
+                addend: r.u64("import addend")? as i64,
+                name: r.string("import name")?,
+            });
+        }
+        r.finish()?;
+        Ok(code)
+    }
+}
+
+/// This host's name (empty where it has none): what `Hello` carries.
+pub fn this_host() -> String {
+    let mut name = [0u8; 256];
+    // SAFETY: gethostname writes at most `name.len()` bytes into our buffer.
+    if unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } != 0 {
+        return String::new();
+    }
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    String::from_utf8_lossy(&name[..end]).into_owned()
 }
 
 /// A request as it travels: the tag of its exchange (which its data and reply carry),
@@ -579,6 +694,10 @@ impl Reply {
             Reply::Shared(address) => {
                 w.u8(6).u64(*address);
             }
+            Reply::Output { output, then } => {
+                w.u8(7).bytes(output);
+                w.0.extend_from_slice(&then.encode());
+            }
         }
         w.0
     }
@@ -608,9 +727,21 @@ impl Reply {
             4 => Reply::Pair(r.u64("first value")?, r.u64("second value")?),
             5 => Reply::Data(r.bytes("data")?),
             6 => Reply::Shared(r.u64("address")?),
+            7 => {
+                let output = r.bytes("device output")?;
+                let then = Reply::decode(&data[r.at..])?;
+                if matches!(then, Reply::Output { .. }) {
+                    return Err(DecodeError("device output inside device output".into()));
+                }
+                r.at = data.len();
+                Reply::Output {
+                    output,
+                    then: Box::new(then),
+                }
+            }
             other => {
                 return Err(DecodeError(format!(
-                    "unknown reply kind {other} (expected 0 to 6)"
+                    "unknown reply kind {other} (expected 0 to 7)"
                 )))
             }
         };
@@ -625,7 +756,10 @@ mod tests {
 
     fn requests() -> Vec<Request> {
         vec![
-            Request::Hello,
+            Request::Hello {
+                pid: 4242,
+                host: "node7".into(),
+            },
             Request::Alloc {
                 device: 1,
                 kind: 2,
@@ -660,6 +794,10 @@ mod tests {
                 size: 123_456,
             },
             Request::DestroyProgram { program: 77 },
+            Request::MirrorHostCode {
+                device: 1,
+                size: 4096,
+            },
             Request::Symbol {
                 program: 77,
                 kind: 0,
@@ -759,6 +897,10 @@ mod tests {
             Reply::Pair(0x1000, 8),
             Reply::Data(vec![1, 2, 3]),
             Reply::Shared(0x7000_0000_0000),
+            Reply::Output {
+                output: b"hello from a kernel\n".to_vec(),
+                then: Box::new(Reply::Pair(1, 2)),
+            },
         ];
         for reply in replies {
             assert_eq!(Reply::decode(&reply.encode()), Ok(reply.clone()));
@@ -790,10 +932,54 @@ mod tests {
             .unwrap_err()
             .0
             .contains("unknown reply kind 9"));
+        let nested = Reply::Output {
+            output: vec![b'a'],
+            then: Box::new(Reply::Output {
+                output: vec![b'b'],
+                then: Box::new(Reply::Done),
+            }),
+        };
+        assert!(Reply::decode(&nested.encode())
+            .unwrap_err()
+            .0
+            .contains("inside device output"));
         // A length that claims more than the message holds.
         let lie = [
             8u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 127,
         ];
         assert!(Request::decode(&lie).is_err());
+    }
+
+    #[test]
+    fn host_code_survives_the_wire_and_refuses_lies() {
+        let code = HostCode {
+            segments: vec![
+                HostSegment {
+                    address: 0x5555_0000_0000,
+                    executable: false,
+                    bytes: vec![0x7f, b'E', b'L', b'F'],
+                },
+                HostSegment {
+                    address: 0x5555_0000_1000,
+                    executable: true,
+                    bytes: vec![0xc3; 17],
+                },
+            ],
+            imports: vec![HostImport {
+                slot: 0x5555_0000_3fe0,
+                addend: -8,
+                name: "printf".into(),
+            }],
+        };
+        let bytes = code.encode();
+        assert_eq!(HostCode::decode(&bytes), Ok(code));
+        for cut in 0..bytes.len() {
+            assert!(HostCode::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let huge_count = u64::MAX.to_le_bytes();
+        assert!(HostCode::decode(&huge_count)
+            .unwrap_err()
+            .0
+            .contains("segments"));
     }
 }

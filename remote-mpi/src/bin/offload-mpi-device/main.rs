@@ -10,8 +10,11 @@
 //! kernels is answered by a thread of its own, so the server goes on meanwhile. Every
 //! failure goes back as an error reply naming this rank.
 
+mod app_watch;
+mod host_code;
 mod lifetime;
 mod memory;
+mod output;
 mod peer;
 mod queues;
 mod transfer;
@@ -61,6 +64,13 @@ struct Server {
     /// treats a GPU's memory (its own address, copies through the device a fragment at
     /// a time): the path the tests take to check that one.
     place: bool,
+    /// The application's process where it is on this host, watched by the heartbeat
+    /// thread (see `app_watch`); forgotten at `Exit`.
+    app_process: Arc<parking_lot::Mutex<Option<app_watch::AppProcess>>>,
+    /// This process's standard output, captured for the application (see `output`).
+    capture: Option<Arc<output::Capture>>,
+    /// The application's objects whose code is mapped here (by first address).
+    mirrored: std::collections::HashSet<u64>,
     /// Replies posted and not known taken yet: the next request is served meanwhile.
     replies: InFlight,
 }
@@ -120,7 +130,14 @@ fn main() -> ExitCode {
     let transport = Arc::new(transport);
     let busy = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    let heartbeat = start_heartbeat(transport.clone(), app, busy.clone(), stop.clone());
+    let app_process = Arc::new(parking_lot::Mutex::new(None));
+    let heartbeat = start_heartbeat(
+        transport.clone(),
+        app,
+        busy.clone(),
+        stop.clone(),
+        app_process.clone(),
+    );
     let mut server = Server {
         transport,
         busy,
@@ -136,6 +153,9 @@ fn main() -> ExitCode {
         staging: Vec::new(),
         memory: MemoryTable::default(),
         place: std::env::var("OFFLOAD_MPI_PLACE").map_or(true, |v| v.trim() != "0"),
+        app_process,
+        capture: output::Capture::start().map(Arc::new),
+        mirrored: Default::default(),
         replies: InFlight::default(),
     };
     let mut code = server.run();
@@ -162,22 +182,30 @@ fn main() -> ExitCode {
 }
 
 /// While the server is busy, the application hears from it every `HEARTBEAT`, so that
-/// a long kernel or transfer is not taken for a dead server. The thread ends when `stop`
-/// is set (its reference to the transport must go before MPI is finalised).
+/// a long kernel or transfer is not taken for a dead server; and at every beat the
+/// application's process, where it is on this host, is looked at (`app_watch`). The
+/// thread ends when `stop` is set (its reference to the transport must go before MPI is
+/// finalised).
 fn start_heartbeat(
     transport: Arc<Transport>,
     app: i32,
     busy: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
+    app_process: Arc<parking_lot::Mutex<Option<app_watch::AppProcess>>>,
 ) -> Option<std::thread::JoinHandle<()>> {
     let beat = move || {
+        let mut beating = true;
         while !stop.load(Ordering::Acquire) {
             std::thread::sleep(HEARTBEAT);
-            if busy.load(Ordering::Acquire) > 0
-                && !lifetime::is_slow()
-                && transport.send(app, TAG_HEARTBEAT, &[]).is_err()
-            {
-                return;
+            if beating && busy.load(Ordering::Acquire) > 0 && !lifetime::is_slow() {
+                beating = transport.send(app, TAG_HEARTBEAT, &[]).is_ok();
+            }
+            // The same beat looks at the application's process (on this host).
+            if app_process.lock().is_some_and(|p| p.is_gone()) {
+                eprintln!(
+                    "offload-mpi-device: the application ended without stopping this server; ending"
+                );
+                lifetime::leave(3);
             }
         }
     };
@@ -265,6 +293,8 @@ impl Server {
             }
             let exit = request == Request::Exit;
             if exit {
+                // The application ends after this: no longer a sign of a crash.
+                *self.app_process.lock() = None;
                 // Queues' syncs still waiting are answered first.
                 for waiter in self.waiters.drain(..) {
                     let _ = waiter.join();
@@ -303,6 +333,7 @@ impl Server {
         if matches!(outgoing, Outgoing::Later) {
             return Ok(());
         }
+        let reply = output::Capture::with_output(self.capture.as_deref(), reply);
         self.transport
             .post(self.app, self.tag, reply.encode(), &mut self.replies)?;
         if self.replies.len() >= MAX_REPLIES_IN_FLIGHT {
@@ -342,7 +373,10 @@ impl Server {
     fn serve(&mut self, request: Request) -> Served {
         let failed = |e: offload::plugin::foundation::error::Error| (e.code, e.details.clone());
         match request {
-            Request::Hello => Ok((Reply::Devices(self.describe()), Outgoing::Nothing)),
+            Request::Hello { pid, host } => {
+                *self.app_process.lock() = app_watch::AppProcess::on_this_host(pid, &host);
+                Ok((Reply::Devices(self.describe()), Outgoing::Nothing))
+            }
             Request::Exit => Ok((Reply::Done, Outgoing::Nothing)),
             Request::Alloc {
                 device,
@@ -506,6 +540,24 @@ impl Server {
                 let handle = self.handle();
                 self.programs.insert(handle, (device, program));
                 Ok((Reply::Value(handle), Outgoing::Nothing))
+            }
+            Request::MirrorHostCode { device, size } => {
+                let mut bytes = self.receive_data(size)?;
+                bytes.truncate(size as usize);
+                // Only a host device runs the application's CPU code.
+                if !self.own_memory(device)? {
+                    return Ok((Reply::Done, Outgoing::Nothing));
+                }
+                let code = wire::HostCode::decode(&bytes)
+                    .map_err(|e| (ErrorCode::InvalidArgument, format!("host code: {}", e.0)))?;
+                let first = code.segments.first().map_or(0, |s| s.address);
+                if self.mirrored.insert(first) {
+                    if let Err(e) = host_code::mirror(&code) {
+                        self.mirrored.remove(&first);
+                        return Err((ErrorCode::OutOfResources, e));
+                    }
+                }
+                Ok((Reply::Done, Outgoing::Nothing))
             }
             Request::DestroyProgram { program } => {
                 self.kernels.retain(|_, (p, _)| *p != program);

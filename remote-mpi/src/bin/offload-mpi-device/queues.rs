@@ -1,6 +1,7 @@
 //! The server's streams: one per queue of the application (and one per device for the
 //! launches it waits for), and the answers to a queue's sync.
 
+use super::output::Capture;
 use super::{Outgoing, Served, Server};
 use offload::plugin::foundation::error::ErrorCode;
 use offload::plugin::Stream;
@@ -49,6 +50,7 @@ impl Server {
             return settle(None);
         };
         let (transport, app, tag) = (self.transport.clone(), self.app, self.tag);
+        let capture = self.capture.clone();
         let busy = self.busy.clone();
         busy.fetch_add(1, Ordering::AcqRel);
         let rank = transport.rank();
@@ -62,6 +64,7 @@ impl Server {
                         details: format!("rank {rank}: {details}"),
                     },
                 };
+                let reply = Capture::with_output(capture.as_deref(), reply);
                 if let Err(e) = transport.send(app, tag, &reply.encode()) {
                     eprintln!("offload-mpi-device: {e}");
                 }
