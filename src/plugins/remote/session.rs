@@ -424,6 +424,7 @@ impl Session {
             reply = *then;
         }
         match reply {
+            Reply::Ended { details } => Err(Failure::Lost(details)),
             Reply::Error { code, details } => Err(Failure::Refused(Error::new(
                 ErrorCode::from_value(code),
                 details,

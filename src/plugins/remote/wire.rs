@@ -209,6 +209,11 @@ pub enum Reply {
         output: Vec<u8>,
         then: Box<Reply>,
     },
+    /// The server is ending (device code faulted there): the application takes it for
+    /// lost, with these words.
+    Ended {
+        details: String,
+    },
 }
 
 /// Why a message could not be read.
@@ -698,6 +703,9 @@ impl Reply {
                 w.u8(7).bytes(output);
                 w.0.extend_from_slice(&then.encode());
             }
+            Reply::Ended { details } => {
+                w.u8(8).bytes(details.as_bytes());
+            }
         }
         w.0
     }
@@ -739,9 +747,12 @@ impl Reply {
                     then: Box::new(then),
                 }
             }
+            8 => Reply::Ended {
+                details: r.string("why the server ended")?,
+            },
             other => {
                 return Err(DecodeError(format!(
-                    "unknown reply kind {other} (expected 0 to 7)"
+                    "unknown reply kind {other} (expected 0 to 8)"
                 )))
             }
         };
@@ -900,6 +911,9 @@ mod tests {
             Reply::Output {
                 output: b"hello from a kernel\n".to_vec(),
                 then: Box::new(Reply::Pair(1, 2)),
+            },
+            Reply::Ended {
+                details: "rank 0: device code faulted".into(),
             },
         ];
         for reply in replies {

@@ -11,6 +11,7 @@
 //! failure goes back as an error reply naming this rank.
 
 mod app_watch;
+mod fault;
 mod host_code;
 mod lifetime;
 mod memory;
@@ -64,6 +65,8 @@ struct Server {
     /// treats a GPU's memory (its own address, copies through the device a fragment at
     /// a time): the path the tests take to check that one.
     place: bool,
+    /// The exchanges not answered yet, for the news of a fault (see `fault`).
+    open_tags: Arc<fault::OpenTags>,
     /// The application's process where it is on this host, watched by the heartbeat
     /// thread (see `app_watch`); forgotten at `Exit`.
     app_process: Arc<parking_lot::Mutex<Option<app_watch::AppProcess>>>,
@@ -138,6 +141,8 @@ fn main() -> ExitCode {
         stop.clone(),
         app_process.clone(),
     );
+    let open_tags = Arc::new(fault::OpenTags::default());
+    fault::watch(&transport, app, open_tags.clone());
     let mut server = Server {
         transport,
         busy,
@@ -154,6 +159,7 @@ fn main() -> ExitCode {
         memory: MemoryTable::default(),
         place: std::env::var("OFFLOAD_MPI_PLACE").map_or(true, |v| v.trim() != "0"),
         app_process,
+        open_tags,
         capture: output::Capture::start().map(Arc::new),
         mirrored: Default::default(),
         replies: InFlight::default(),
@@ -300,8 +306,10 @@ impl Server {
                     let _ = waiter.join();
                 }
             }
+            self.open_tags.open(tag);
             let served = self.serve(request);
             let sent = self.answer(served);
+            self.open_tags.close(tag);
             self.busy.fetch_sub(1, Ordering::AcqRel);
             if let Err(e) = sent {
                 return self.app_gone(&e);

@@ -51,6 +51,9 @@ impl Server {
         };
         let (transport, app, tag) = (self.transport.clone(), self.app, self.tag);
         let capture = self.capture.clone();
+        let open_tags = self.open_tags.clone();
+        // Still open when the main loop has answered `Later`: this thread closes it.
+        open_tags.open(tag);
         let busy = self.busy.clone();
         busy.fetch_add(1, Ordering::AcqRel);
         let rank = transport.rank();
@@ -68,9 +71,11 @@ impl Server {
                 if let Err(e) = transport.send(app, tag, &reply.encode()) {
                     eprintln!("offload-mpi-device: {e}");
                 }
+                open_tags.close(tag);
                 busy.fetch_sub(1, Ordering::AcqRel);
             })
             .map_err(|e| {
+                self.open_tags.close(tag);
                 (
                     ErrorCode::OutOfResources,
                     format!("a thread to wait for a queue: {e}"),
