@@ -5,9 +5,10 @@
 //! it loads an image held by one of the application's objects (the executable, or a
 //! library opened later), it is sent that object's code and read-only data (vtables,
 //! relocated pointers) to map at the same addresses, with the object's imports named so
-//! that it can point them at its own copies of those libraries. The object's writable
-//! data is not sent: a host function that reaches it faults there, as a kernel that
-//! touches unmapped host memory does.
+//! that it can point them at its own copies of those libraries, and a copy of its
+//! global variables as they are at that moment (up to `MAX_DATA`): what host code
+//! reads there is what the program held when the image was loaded, and what it writes
+//! stays on the server.
 
 use super::wire::{HostCode, HostImport, HostSegment};
 use std::ffi::{c_int, c_void, CStr};
@@ -78,26 +79,82 @@ unsafe extern "C" fn visit(
 /// `headers` are the program headers of an object loaded at `bias`.
 unsafe fn collect(bias: usize, headers: &[libc::Elf64_Phdr]) -> HostCode {
     let mut code = HostCode::default();
+    let mut data = Vec::new();
     for h in headers {
-        let read_only_load = h.p_type == libc::PT_LOAD && h.p_flags & libc::PF_W == 0;
-        // RELRO: relocated at start, then made read-only (vtables, typeinfo, the GOT).
-        if read_only_load || h.p_type == libc::PT_GNU_RELRO {
-            let address = bias + h.p_vaddr as usize;
-            // SAFETY: a loaded segment, readable in full (`p_memsz` bytes).
-            let bytes =
-                unsafe { std::slice::from_raw_parts(address as *const u8, h.p_memsz as usize) };
-            code.segments.push(HostSegment {
-                address: address as u64,
-                executable: h.p_flags & libc::PF_X != 0,
-                bytes: bytes.to_vec(),
-            });
+        if h.p_type != libc::PT_LOAD && h.p_type != libc::PT_GNU_RELRO {
+            continue;
         }
+        // RELRO (relocated at start, then read-only: vtables, typeinfo, the GOT) lies
+        // inside a writable load segment, and is sent as read-only.
+        let writable = h.p_type == libc::PT_LOAD && h.p_flags & libc::PF_W != 0;
+        let segment = (bias + h.p_vaddr as usize, h.p_memsz as usize);
+        if writable {
+            data.push(segment);
+            continue;
+        }
+        // SAFETY: a loaded segment, readable in full (`p_memsz` bytes).
+        code.segments
+            .push(unsafe { snapshot(segment, h.p_flags & libc::PF_X != 0, false) });
     }
     if let Some(dynamic) = headers.iter().find(|h| h.p_type == libc::PT_DYNAMIC) {
         // SAFETY: the object's dynamic section, as loaded.
         code.imports = unsafe { imports(bias, bias + dynamic.p_vaddr as usize) };
     }
+    // The object's global variables, as they are now: host code on the server reads
+    // them as they were when the program was loaded there, and what it writes stays
+    // there. Beyond `MAX_DATA` only the pages of the call table's pointers are sent.
+    let total: usize = data.iter().map(|&(_, size)| size).sum();
+    if total <= MAX_DATA {
+        for segment in data {
+            // SAFETY: a loaded, writable (so readable) segment.
+            code.segments
+                .push(unsafe { snapshot(segment, false, true) });
+        }
+    } else {
+        let page = page_size();
+        let mut pages: Vec<usize> = code
+            .imports
+            .iter()
+            .map(|i| i.slot as usize / page * page)
+            .filter(|&p| data.iter().any(|&(a, s)| p + page > a && p < a + s))
+            .collect();
+        pages.sort_unstable();
+        pages.dedup();
+        for p in pages {
+            // SAFETY: a page of a loaded segment: mapped whole.
+            code.segments
+                .push(unsafe { snapshot((p, page), false, true) });
+        }
+    }
     code
+}
+
+/// How many bytes of global variables are sent at most.
+const MAX_DATA: usize = 64 << 20;
+
+fn page_size() -> usize {
+    // SAFETY: sysconf only reads a system value.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+        .ok()
+        .filter(|&s| s > 0)
+        .unwrap_or(4096)
+}
+
+/// # Safety
+/// `size` bytes at `address` are mapped and readable.
+unsafe fn snapshot(
+    (address, size): (usize, usize),
+    executable: bool,
+    writable: bool,
+) -> HostSegment {
+    // SAFETY: as the caller promises.
+    let bytes = unsafe { std::slice::from_raw_parts(address as *const u8, size) };
+    HostSegment {
+        address: address as u64,
+        executable,
+        writable,
+        bytes: bytes.to_vec(),
+    }
 }
 
 /// The object's relocations that name a symbol of another object: the pointers a
@@ -213,7 +270,23 @@ mod tests {
             code.imports.iter().map(|i| &i.name).collect::<Vec<_>>()
         );
         assert_eq!(marker(), 0x5eed);
+        // A global variable goes as it is now, in a writable segment.
+        DATA.store(0x1234_5678_9abc_def0, std::sync::atomic::Ordering::SeqCst);
+        let code = of_object_holding(here).unwrap();
+        let at = &DATA as *const _ as u64;
+        let data = code
+            .segments
+            .iter()
+            .find(|s| s.writable && (s.address..s.address + s.bytes.len() as u64).contains(&at))
+            .expect("a writable segment holding the variable");
+        let offset = (at - data.address) as usize;
+        assert_eq!(
+            data.bytes[offset..offset + 8],
+            0x1234_5678_9abc_def0u64.to_ne_bytes()
+        );
     }
+
+    static DATA: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
     #[test]
     fn memory_of_no_object_gives_nothing() {

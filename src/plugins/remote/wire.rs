@@ -549,6 +549,8 @@ pub struct HostCode {
 pub struct HostSegment {
     pub address: u64,
     pub executable: bool,
+    /// The object's data (global variables as they were when sent): writable there.
+    pub writable: bool,
     pub bytes: Vec<u8>,
 }
 
@@ -565,7 +567,8 @@ impl HostCode {
         let mut w = Writer(AlignedBytes::new());
         w.u64(self.segments.len() as u64);
         for s in &self.segments {
-            w.u64(s.address).u8(u8::from(s.executable)).bytes(&s.bytes);
+            let flags = u8::from(s.executable) | u8::from(s.writable) << 1;
+            w.u64(s.address).u8(flags).bytes(&s.bytes);
         }
         w.u64(self.imports.len() as u64);
         for i in &self.imports {
@@ -588,9 +591,12 @@ impl HostCode {
             Ok(n as usize)
         };
         for _ in 0..count(&mut r, "segments")? {
+            let address = r.u64("segment address")?;
+            let flags = r.u8("segment flags")?;
             code.segments.push(HostSegment {
-                address: r.u64("segment address")?,
-                executable: r.u8("segment flags")? != 0,
+                address,
+                executable: flags & 1 != 0,
+                writable: flags & 2 != 0,
                 bytes: r.bytes("segment bytes")?,
             });
         }
@@ -971,11 +977,13 @@ mod tests {
                 HostSegment {
                     address: 0x5555_0000_0000,
                     executable: false,
+                    writable: false,
                     bytes: vec![0x7f, b'E', b'L', b'F'],
                 },
                 HostSegment {
                     address: 0x5555_0000_1000,
                     executable: true,
+                    writable: true,
                     bytes: vec![0xc3; 17],
                 },
             ],

@@ -1,7 +1,8 @@
 //! The application's code at the application's addresses (see liboffload's
 //! `remote::host_code`): its segments mapped here at the addresses they have there,
 //! their imports pointed at this process's copies of the libraries they name, then made
-//! read-only (and executable where they were). A host function pointer or a vtable that
+//! read-only (and executable where they were; the copy of the program's global
+//! variables stays writable). A host function pointer or a vtable that
 //! reaches a kernel on this server's host device then leads to the same code here.
 
 use offload::plugins::remote::wire::HostCode;
@@ -21,8 +22,8 @@ fn page() -> usize {
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
 struct Access {
     execute: bool,
-    /// A page with an import slot outside the read-only ranges (the lazily bound part of
-    /// the function-call table, in the object's writable data).
+    /// A page of the program's global variables, or one with an import slot outside
+    /// every range sent (the lazily bound part of the function-call table).
     write: bool,
 }
 
@@ -46,7 +47,7 @@ fn pages_of(code: &HostCode, page: usize) -> Result<BTreeMap<usize, Access>, Str
     for s in &code.segments {
         let access = Access {
             execute: s.executable,
-            write: false,
+            write: s.writable,
         };
         span(s.address, s.bytes.len(), access)?;
     }
@@ -107,7 +108,9 @@ pub fn mirror(code: &HostCode) -> Result<(), String> {
         }
         mapped.push(at);
     }
-    for s in &code.segments {
+    // The data first: the read-only ranges inside it (RELRO) hold the relocated values.
+    let (data, fixed): (Vec<_>, Vec<_>) = code.segments.iter().partition(|s| s.writable);
+    for s in data.into_iter().chain(fixed) {
         // SAFETY: every page of the segment was mapped writable above.
         unsafe {
             std::ptr::copy_nonoverlapping(s.bytes.as_ptr(), s.address as *mut u8, s.bytes.len())
@@ -158,11 +161,13 @@ mod tests {
                 HostSegment {
                     address: 0x10_0000,
                     executable: true,
+                    writable: false,
                     bytes: vec![0; 0x1800],
                 },
                 HostSegment {
                     address: 0x10_3000,
                     executable: false,
+                    writable: false,
                     bytes: vec![0; 0x10],
                 },
             ],
@@ -217,6 +222,7 @@ mod tests {
             segments: vec![HostSegment {
                 address: at as u64 + 8,
                 executable: false,
+                writable: false,
                 bytes: vec![7, 8, 9],
             }],
             imports: vec![HostImport {
