@@ -153,6 +153,20 @@ impl Request {
         !matches!(self, Request::Launch { stream, .. } if *stream != 0)
     }
 
+    /// Whether serving it may run device code (kernels, constructors, destructors),
+    /// whose printed output goes back with the reply; copies and queries run none.
+    pub fn may_run_device_code(&self) -> bool {
+        matches!(
+            self,
+            Request::Launch { .. }
+                | Request::Sync { .. }
+                | Request::EndStream { .. }
+                | Request::LoadProgram { .. }
+                | Request::DestroyProgram { .. }
+                | Request::Exit
+        )
+    }
+
     /// What it asks, in a few words, for error details ("a write of 64 bytes").
     pub fn describe(&self) -> String {
         match self {

@@ -70,6 +70,11 @@ struct Server {
     /// The application's process where it is on this host, watched by the heartbeat
     /// thread (see `app_watch`); forgotten at `Exit`.
     app_process: Arc<parking_lot::Mutex<Option<app_watch::AppProcess>>>,
+    /// Whether the request being served may run device code: then what it printed goes
+    /// with its reply.
+    collect_output: bool,
+    /// Serving the application's `Exit`: its reply takes all the output left.
+    exiting: bool,
     /// This process's standard output, captured for the application (see `output`).
     capture: Option<Arc<output::Capture>>,
     /// The application's objects whose code is mapped here (by first address).
@@ -160,6 +165,8 @@ fn main() -> ExitCode {
         place: std::env::var("OFFLOAD_MPI_PLACE").map_or(true, |v| v.trim() != "0"),
         app_process,
         open_tags,
+        collect_output: false,
+        exiting: false,
         capture: output::Capture::start().map(Arc::new),
         mirrored: Default::default(),
         replies: InFlight::default(),
@@ -297,7 +304,9 @@ impl Server {
                 self.busy.fetch_sub(1, Ordering::AcqRel);
                 continue;
             }
+            self.collect_output = request.may_run_device_code();
             let exit = request == Request::Exit;
+            self.exiting = exit;
             if exit {
                 // The application ends after this: no longer a sign of a crash.
                 *self.app_process.lock() = None;
@@ -341,7 +350,9 @@ impl Server {
         if matches!(outgoing, Outgoing::Later) {
             return Ok(());
         }
-        let reply = output::Capture::with_output(self.capture.as_deref(), reply);
+        let capture = self.capture.as_deref().filter(|_| self.collect_output);
+        let everything = self.exiting;
+        let reply = output::Capture::with_output(capture, reply, everything);
         self.transport
             .post(self.app, self.tag, reply.encode(), &mut self.replies)?;
         if self.replies.len() >= MAX_REPLIES_IN_FLIGHT {

@@ -8,13 +8,24 @@
 
 use offload::plugins::remote::wire::Reply;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use parking_lot::Mutex;
+
+extern "C" {
+    /// The C library's standard output stream.
+    static mut stdout: *mut libc::FILE;
+    /// How many bytes a stream holds in its buffer, not written yet (glibc, musl).
+    fn __fpending(stream: *mut libc::FILE) -> libc::size_t;
+}
+
+/// The size of the C `stdout` buffer while output is captured.
+const BUFFER: usize = 1 << 20;
 
 pub struct Capture {
     file: OwnedFd,
-    /// How far the file was read. Read bytes are freed (a hole punched), never cut
-    /// off: a writer still running keeps its place, and nothing it writes is lost.
-    read: AtomicU64,
+    /// How far the file was read (one reader at a time: the main loop and a queue's
+    /// waiter may both take). Read bytes are freed (a hole punched), never cut off: a
+    /// writer still running keeps its place, and nothing it writes is lost.
+    read: Mutex<u64>,
 }
 
 impl Capture {
@@ -42,18 +53,41 @@ impl Capture {
                 libc::fflush(std::ptr::null_mut());
                 libc::dup2(fd, 1)
             } == 1;
+        // A buffer of the C library's own, that large (before anything is printed to
+        // the stream: allowed then).
+        // SAFETY: `stdout` is the C library's stream; a NULL buffer lets it allocate.
+        let buffered =
+            unsafe { libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOFBF, BUFFER) } == 0;
+        let redirected = redirected && buffered;
         redirected.then_some(Capture {
             file,
-            read: AtomicU64::new(0),
+            read: Mutex::new(0),
         })
     }
 
-    /// What was printed since the last call.
-    pub fn take(&self) -> Vec<u8> {
-        // SAFETY: flushes every C stream's buffer (device code prints through them).
-        unsafe { libc::fflush(std::ptr::null_mut()) };
+    /// What was printed since the last call. Device code prints through the C
+    /// `stdout` stream, whose buffer (`BUFFER` bytes) holds all of a kernel's output
+    /// but the largest: when it is empty nothing was printed, and no system call is
+    /// made (one every reply would cost a launch a third of its time). Output past a
+    /// full buffer was written already; it goes with the next reply that has some
+    /// still buffered, or with `everything`'s (the exit).
+    pub fn take(&self, everything: bool) -> Vec<u8> {
+        // SAFETY: `__fpending` only reads the stream's buffer pointers.
+        if !everything && unsafe { __fpending(stdout) } == 0 {
+            return Vec::new();
+        }
+        // SAFETY: flushes the C stream device code prints through.
+        unsafe { libc::fflush(stdout) };
         let fd = self.file.as_raw_fd();
-        let start = self.read.load(Ordering::Acquire);
+        let mut read = self.read.lock();
+        let start = *read;
+        // One system call when nothing was printed (the common case).
+        // SAFETY: plain data filled by fstat on our descriptor.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `fd` is open; `stat` is writable.
+        if unsafe { libc::fstat(fd, &mut stat) } == 0 && stat.st_size as u64 <= start {
+            return Vec::new();
+        }
         let mut taken = Vec::new();
         let mut buffer = [0u8; 64 * 1024];
         loop {
@@ -73,7 +107,7 @@ impl Capture {
             taken.extend_from_slice(&buffer[..n as usize]);
         }
         let end = start + taken.len() as u64;
-        self.read.store(end, Ordering::Release);
+        *read = end;
         if !taken.is_empty() {
             // SAFETY: frees the memory of bytes already read; offsets stay as they are.
             unsafe {
@@ -88,9 +122,10 @@ impl Capture {
         taken
     }
 
-    /// `reply`, with what device code printed since the last reply in front of it.
-    pub fn with_output(capture: Option<&Capture>, reply: Reply) -> Reply {
-        let output = capture.map(Capture::take).unwrap_or_default();
+    /// `reply`, with what device code printed since the last reply in front of it
+    /// (`everything`: also what was written past a full buffer).
+    pub fn with_output(capture: Option<&Capture>, reply: Reply, everything: bool) -> Reply {
+        let output = capture.map(|c| c.take(everything)).unwrap_or_default();
         if output.is_empty() {
             return reply;
         }

@@ -67,7 +67,7 @@ impl Server {
                         details: format!("rank {rank}: {details}"),
                     },
                 };
-                let reply = Capture::with_output(capture.as_deref(), reply);
+                let reply = Capture::with_output(capture.as_deref(), reply, false);
                 if let Err(e) = transport.send(app, tag, &reply.encode()) {
                     eprintln!("offload-mpi-device: {e}");
                 }
