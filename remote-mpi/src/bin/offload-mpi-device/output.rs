@@ -2,13 +2,19 @@
 //! device prints into the application's standard output, in order with the program's
 //! own lines; on a server it would print into the server's, which mpirun forwards on a
 //! channel of its own, in no order with the application's. So the server's standard
-//! output is a memory file: after each request, what landed there goes back with the
-//! reply, and the application writes it where the host device would have.
-//! (`OFFLOAD_MPI_DEVICE_OUTPUT=server` leaves the server's output where it is.)
+//! output is a memory file: after each request that ran device code, what landed there
+//! goes back with the reply, and the application writes it where the host device would
+//! have. (`OFFLOAD_MPI_DEVICE_OUTPUT=server` leaves the server's output where it is.)
+//!
+//! Looking must cost a launch no system call: the file is a sparse window this process
+//! also maps, written from offset 0 on (descriptor 1's own offset), so a byte that is
+//! not zero at the offset read so far says there is more; only then is the offset
+//! asked for. Read bytes are freed (a hole punched), never cut off: a writer still
+//! running keeps its place, and nothing it writes is lost.
 
 use offload::plugins::remote::wire::Reply;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use parking_lot::Mutex;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 extern "C" {
     /// The C library's standard output stream.
@@ -20,13 +26,23 @@ extern "C" {
 /// The size of the C `stdout` buffer while output is captured.
 const BUFFER: usize = 1 << 20;
 
+/// The mapped window of the file (address space only; pages exist where written).
+/// Output past it is still read, found by the offset at `everything`'s look.
+const WINDOW: usize = 16 << 30;
+
 pub struct Capture {
     file: OwnedFd,
+    window: *const u8,
     /// How far the file was read (one reader at a time: the main loop and a queue's
-    /// waiter may both take). Read bytes are freed (a hole punched), never cut off: a
-    /// writer still running keeps its place, and nothing it writes is lost.
+    /// waiter may both take).
     read: Mutex<u64>,
 }
+
+// SAFETY: the window is read-only memory of this process for its whole life; reads go
+// through `read`'s lock.
+unsafe impl Send for Capture {}
+// SAFETY: as above.
+unsafe impl Sync for Capture {}
 
 impl Capture {
     /// Makes file descriptor 1 a memory file this capture reads. `None` (output left as
@@ -43,87 +59,107 @@ impl Capture {
         }
         // SAFETY: `fd` is a new descriptor that nothing else owns.
         let file = unsafe { OwnedFd::from_raw_fd(fd) };
-        // Appended writes: every writer adds at the end, wherever its own offset is.
-        // SAFETY: fcntl on our own descriptor.
-        let appending = unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_APPEND) } == 0;
+        // SAFETY: sizes our own file (sparse: no memory until written).
+        if unsafe { libc::ftruncate(fd, WINDOW as libc::off_t) } != 0 {
+            return None;
+        }
+        // SAFETY: a shared read-only mapping of our file, anywhere.
+        let window = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                WINDOW,
+                libc::PROT_READ,
+                libc::MAP_SHARED | libc::MAP_NORESERVE,
+                fd,
+                0,
+            )
+        };
+        if window == libc::MAP_FAILED {
+            return None;
+        }
         // SAFETY: the C library's buffered output first goes where it was meant to; then
-        // descriptor 1 becomes the memory file (dup2 closes the old one).
-        let redirected = appending
-            && unsafe {
-                libc::fflush(std::ptr::null_mut());
-                libc::dup2(fd, 1)
-            } == 1;
-        // A buffer of the C library's own, that large (before anything is printed to
-        // the stream: allowed then).
-        // SAFETY: `stdout` is the C library's stream; a NULL buffer lets it allocate.
-        let buffered =
-            unsafe { libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOFBF, BUFFER) } == 0;
-        let redirected = redirected && buffered;
-        redirected.then_some(Capture {
+        // descriptor 1 becomes the memory file (dup2 closes the old one); then the
+        // stream gets a buffer that large (allowed before anything is printed to it).
+        let ready = unsafe {
+            libc::fflush(std::ptr::null_mut());
+            libc::dup2(fd, 1) == 1
+                && libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOFBF, BUFFER) == 0
+        };
+        if !ready {
+            // SAFETY: the mapping made above, unused.
+            unsafe { libc::munmap(window, WINDOW) };
+            return None;
+        }
+        Some(Capture {
             file,
+            window: window as *const u8,
             read: Mutex::new(0),
         })
     }
 
-    /// What was printed since the last call. Device code prints through the C
-    /// `stdout` stream, whose buffer (`BUFFER` bytes) holds all of a kernel's output
-    /// but the largest: when it is empty nothing was printed, and no system call is
-    /// made (one every reply would cost a launch a third of its time). Output past a
-    /// full buffer was written already; it goes with the next reply that has some
-    /// still buffered, or with `everything`'s (the exit).
+    /// What was printed since the last call. `everything` (the exit): also output that
+    /// begins with a zero byte, or lies past the window.
     pub fn take(&self, everything: bool) -> Vec<u8> {
-        // SAFETY: `__fpending` only reads the stream's buffer pointers.
-        if !everything && unsafe { __fpending(stdout) } == 0 {
-            return Vec::new();
+        // SAFETY: `__fpending` only reads the stream's buffer pointers; fflush writes
+        // the buffer into the file.
+        unsafe {
+            if __fpending(stdout) > 0 {
+                libc::fflush(stdout);
+            }
         }
-        // SAFETY: flushes the C stream device code prints through.
-        unsafe { libc::fflush(stdout) };
-        let fd = self.file.as_raw_fd();
         let mut read = self.read.lock();
-        let start = *read;
-        // One system call when nothing was printed (the common case).
-        // SAFETY: plain data filled by fstat on our descriptor.
-        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: `fd` is open; `stat` is writable.
-        if unsafe { libc::fstat(fd, &mut stat) } == 0 && stat.st_size as u64 <= start {
+        let start = *read as usize;
+        // SAFETY: `start` lies inside the mapped window.
+        let more = start < WINDOW && unsafe { *self.window.add(start) } != 0;
+        if !more && !everything {
             return Vec::new();
         }
-        let mut taken = Vec::new();
-        let mut buffer = [0u8; 64 * 1024];
-        loop {
-            let at = start + taken.len() as u64;
-            // SAFETY: reads into our buffer at offset `at` of our descriptor.
+        let fd = self.file.as_raw_fd();
+        // SAFETY: the offset of our descriptor (shared with descriptor 1): where the
+        // next write goes, so the end of what was written.
+        let end = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+        let end = usize::try_from(end).unwrap_or(0);
+        if end <= start {
+            return Vec::new();
+        }
+        let mut taken = vec![0u8; end - start];
+        let in_window = end.min(WINDOW).saturating_sub(start);
+        if in_window > 0 {
+            // SAFETY: inside the mapped window, and written (below the offset).
+            let written = unsafe { std::slice::from_raw_parts(self.window.add(start), in_window) };
+            taken[..in_window].copy_from_slice(written);
+        }
+        let mut at = start + in_window;
+        while at < end {
+            // SAFETY: reads into our buffer from our descriptor at offset `at`.
             let n = unsafe {
                 libc::pread(
                     fd,
-                    buffer.as_mut_ptr().cast(),
-                    buffer.len(),
+                    taken[at - start..].as_mut_ptr().cast(),
+                    end - at,
                     at as libc::off_t,
                 )
             };
             if n <= 0 {
                 break;
             }
-            taken.extend_from_slice(&buffer[..n as usize]);
+            at += n as usize;
         }
-        let end = start + taken.len() as u64;
-        *read = end;
-        if !taken.is_empty() {
-            // SAFETY: frees the memory of bytes already read; offsets stay as they are.
-            unsafe {
-                libc::fallocate(
-                    fd,
-                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                    0,
-                    end as libc::off_t,
-                )
-            };
-        }
+        taken.truncate(at - start);
+        *read = at as u64;
+        // SAFETY: frees the memory of bytes already read; offsets and size stay.
+        unsafe {
+            libc::fallocate(
+                fd,
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                0,
+                at as libc::off_t,
+            )
+        };
         taken
     }
 
-    /// `reply`, with what device code printed since the last reply in front of it
-    /// (`everything`: also what was written past a full buffer).
+    /// `reply`, with what device code printed since the last reply in front of it.
     pub fn with_output(capture: Option<&Capture>, reply: Reply, everything: bool) -> Reply {
         let output = capture.map(|c| c.take(everything)).unwrap_or_default();
         if output.is_empty() {
