@@ -11,6 +11,7 @@
 //! stays on the server.
 
 use super::wire::{HostCode, HostImport, HostSegment};
+use crate::plugin::foundation::page::page_size;
 use std::ffi::{c_int, c_void, CStr};
 
 const DT_NULL: u64 = 0;
@@ -131,14 +132,6 @@ unsafe fn collect(bias: usize, headers: &[libc::Elf64_Phdr]) -> HostCode {
 
 /// How many bytes of global variables are sent at most.
 const MAX_DATA: usize = 64 << 20;
-
-fn page_size() -> usize {
-    // SAFETY: sysconf only reads a system value.
-    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
-        .ok()
-        .filter(|&s| s > 0)
-        .unwrap_or(4096)
-}
 
 /// # Safety
 /// `size` bytes at `address` are mapped and readable.

@@ -5,18 +5,9 @@
 //! variables stays writable). A host function pointer or a vtable that
 //! reaches a kernel on this server's host device then leads to the same code here.
 
+use offload::plugin::foundation::page::page_size as page;
 use offload::plugins::remote::wire::HostCode;
 use std::collections::BTreeMap;
-
-/// The system's page size.
-fn page() -> usize {
-    // SAFETY: sysconf only reads a system value.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size)
-        .ok()
-        .filter(|&s| s > 0)
-        .unwrap_or(4096)
-}
 
 /// What each page must allow once filled.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
