@@ -91,13 +91,16 @@ fn shares_host_memory(device: Device) -> bool {
     false
 }
 
-/// Whether `OFFLOAD_PLATFORMS` is unset (every backend) or names the host; a list that
-/// liboffload refuses leaves `olInit` to report it.
+/// Whether `OFFLOAD_PLATFORMS` is unset or empty (every backend) or names the host
+/// (liboffload reads the list and refuses a bad one at `olInit`; only the host's
+/// presence in it matters here).
 fn host_platform_requested() -> bool {
-    use offload::plugin::Backend;
-    offload::runtime::config::platforms_from_env().map_or(true, |list| {
-        list.is_empty() || list.contains(&Backend::Host)
-    })
+    match std::env::var("OFFLOAD_PLATFORMS") {
+        Ok(list) if !list.trim().is_empty() => list
+            .split(',')
+            .any(|name| name.trim().eq_ignore_ascii_case("host")),
+        _ => true,
+    }
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
