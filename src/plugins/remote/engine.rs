@@ -44,6 +44,10 @@ pub struct Engine {
     parked: Mutex<Vec<Parked>>,
     work: Condvar,
     started: std::sync::Once,
+    /// Set by the engine thread once it runs: a thread spawned inside `dlopen` (a
+    /// library's constructor reaching liboffload) cannot begin before the loader's lock
+    /// is let go, and a wait handed to it meanwhile would only end in its timeout.
+    running: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Engine {
@@ -52,6 +56,7 @@ impl Default for Engine {
             parked: Mutex::new(Vec::new()),
             work: Condvar::new(),
             started: std::sync::Once::new(),
+            running: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -71,6 +76,13 @@ impl Engine {
         slot
     }
 
+    /// Starts the engine thread (once) and says whether it runs yet: until it does,
+    /// waiting threads take their replies themselves.
+    pub fn start(&self, start: impl FnOnce()) -> bool {
+        self.started.call_once(start);
+        self.running.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// Takes the wait back (its thread gave up on it).
     pub fn unpark(&self, slot: &Arc<Slot>) {
         self.parked.lock().retain(|p| !Arc::ptr_eq(&p.slot, slot));
@@ -81,6 +93,8 @@ impl Engine {
     /// parked the thread sleeps until something is. (The waiting threads take their
     /// servers' heartbeats when they look at their silence.)
     pub fn poll(&self, take: impl Fn(&Parked) -> Option<Result<Vec<u8>, String>>) -> ! {
+        self.running
+            .store(true, std::sync::atomic::Ordering::Release);
         let mut pause = Duration::from_micros(20);
         loop {
             let waiting: Vec<Parked> = {

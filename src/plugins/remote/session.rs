@@ -479,6 +479,9 @@ impl Session {
                 Err(e) => answers[i] = Some(Err(e.text())),
             }
         }
+        if !self.engine.start(start_engine) {
+            return self.poll_replies(waits, answers, stop_on_loss, started);
+        }
         let slots: Vec<Option<Arc<Slot>>> = waits
             .iter()
             .zip(&answers)
@@ -527,6 +530,43 @@ impl Session {
                         self.engine.unpark(slot);
                     }
                 }
+                return answers;
+            }
+        }
+    }
+
+    /// `await_replies` while the engine thread does not run yet: this thread looks for
+    /// the replies itself, under the same rule of silence and loss.
+    fn poll_replies(
+        &self,
+        waits: &[(&Server, i32)],
+        mut answers: Vec<Option<std::result::Result<Vec<u8>, String>>>,
+        stop_on_loss: bool,
+        started: Instant,
+    ) -> Vec<Option<std::result::Result<Vec<u8>, String>>> {
+        loop {
+            for (i, (server, tag)) in waits.iter().enumerate() {
+                if answers[i].is_some() {
+                    continue;
+                }
+                match self.link.receive(server.rank, *tag, Some(POLL_FIRST)) {
+                    Ok(bytes) => answers[i] = Some(Ok(bytes)),
+                    Err(LinkError::Silent(_)) => {
+                        let silence = started.elapsed().min(self.link.silence(server.rank));
+                        if let Some(why) = server.lost.lock().clone() {
+                            answers[i] = Some(Err(format!("lost meanwhile: {why}")));
+                        } else if silence > self.timeout {
+                            answers[i] = Some(Err(format!(
+                                "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
+                                silence.as_secs_f64()
+                            )));
+                        }
+                    }
+                    Err(e) => answers[i] = Some(Err(e.text())),
+                }
+            }
+            let failed = answers.iter().any(|a| matches!(a, Some(Err(_))));
+            if answers.iter().all(Option::is_some) || (stop_on_loss && failed) {
                 return answers;
             }
         }
