@@ -14,10 +14,12 @@ timeout=${OFFLOAD_MPI_TIMEOUT:-5}
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT
 
-"$program" "$@" > >(tee "$output") 2>&1
+# Straight into the file, shown afterwards (a tee in a process substitution may not
+# have written the last lines yet when they are looked for, on a busy machine).
+"$program" "$@" > "$output" 2>&1
 status=$?
 ended=$(date +%s.%N)
-sleep 0.2 # the tee above flushes
+cat "$output"
 
 verdict=ok
 why=""
