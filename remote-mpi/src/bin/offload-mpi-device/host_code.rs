@@ -191,25 +191,9 @@ mod tests {
         assert_eq!(pages.len(), 4);
     }
 
-    #[test]
-    fn a_mirror_lands_at_its_address_and_a_taken_page_is_refused() {
-        let page = page();
-        // A free address: reserve it, note it, give it back.
-        // SAFETY: an anonymous mapping anywhere, unmapped at once.
-        let at = unsafe {
-            let p = libc::mmap(
-                std::ptr::null_mut(),
-                4 * page,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            assert_ne!(p, libc::MAP_FAILED);
-            libc::munmap(p, 4 * page);
-            p as usize
-        };
-        let code = HostCode {
+    /// `code` for two pages at `at`: three bytes in the first, an import in the second.
+    fn two_pages_at(at: usize, page: usize) -> HostCode {
+        HostCode {
             segments: vec![HostSegment {
                 address: at as u64 + 8,
                 executable: false,
@@ -221,16 +205,54 @@ mod tests {
                 addend: 0,
                 name: "malloc".into(),
             }],
-        };
-        mirror(&code).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_mirror_lands_at_its_address_and_a_taken_page_is_refused() {
+        let page = page();
+        // A free address: reserved, noted, given back, then mirrored to. Another test's
+        // thread may map something there meanwhile: then another address is tried.
+        let mut mirrored = None;
+        for _ in 0..20 {
+            // SAFETY: an anonymous mapping anywhere, unmapped at once.
+            let at = unsafe {
+                let p = libc::mmap(
+                    std::ptr::null_mut(),
+                    2 * page,
+                    libc::PROT_NONE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                assert_ne!(p, libc::MAP_FAILED);
+                libc::munmap(p, 2 * page);
+                p as usize
+            };
+            match mirror(&two_pages_at(at, page)) {
+                Ok(()) => {
+                    mirrored = Some(at);
+                    break;
+                }
+                Err(e) => assert!(e.contains("is taken"), "{e}"),
+            }
+        }
+        let at = mirrored.expect("a free address within 20 tries");
         // SAFETY: the mirrored bytes, mapped readable.
         let seen = unsafe { std::slice::from_raw_parts((at + 8) as *const u8, 3) };
         assert_eq!(seen, &[7, 8, 9]);
         // SAFETY: the import slot, mapped readable.
         let slot = unsafe { std::ptr::read((at + page) as *const usize) };
         assert_eq!(slot, libc::malloc as *const () as usize);
-        let again = mirror(&code).unwrap_err();
+        // Now the pages are this process's own: a second mirror there is refused, and
+        // leaves them as they are.
+        let again = mirror(&two_pages_at(at, page)).unwrap_err();
         assert!(again.contains("is taken"), "{again}");
+        // SAFETY: as above, still mapped.
+        assert_eq!(
+            unsafe { std::slice::from_raw_parts((at + 8) as *const u8, 3) },
+            &[7, 8, 9]
+        );
         // SAFETY: the two pages `mirror` mapped.
         unsafe { libc::munmap(at as *mut libc::c_void, 2 * page) };
     }
