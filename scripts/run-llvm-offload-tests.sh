@@ -124,7 +124,8 @@ if [ -n "$SERVER" ]; then
 #!/usr/bin/env bash
 # mpirun forwards a rank's stdout and stderr apart, losing their order: the
 # application writes to FIFOs this launcher copies out (one where stdout and stderr
-# are one file here, 2>&1), so the output is as a direct run's.
+# are one file here, 2>&1), so the output is as a direct run's. (An -x option belongs to
+# the program it precedes in mpirun's command line, not to the whole job.)
 : "${REMOTE_SERVER:?the device server to start beside the application}"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -137,7 +138,7 @@ else
   redirect='exec > "$0/out" 2> "$0/err"'
 fi
 mpirun --allow-run-as-root --oversubscribe --bind-to none --enable-recovery --mca btl self,vader \
-  -x OFFLOAD_PLATFORMS=mpi -np 1 "$REMOTE_SERVER" : -np 1 \
+  -np 1 "$REMOTE_SERVER" : -np 1 -x OFFLOAD_PLATFORMS=mpi \
   bash -c "( $redirect; \"\$@\" ); echo \$? > \"\$0/status\"" "$dir" "$@" < /dev/null
 # A FIFO opened read-write never blocks: a copier still waiting for a writer (the
 # application never started) sees one come and go, and ends.
