@@ -26,8 +26,8 @@ pub struct RemoteDevice {
     /// The device's number on its server.
     pub index: u32,
     pub info: Vec<(u32, InfoValue)>,
-    /// The application's objects whose code the server maps already (by first address).
-    pub mirrored: parking_lot::Mutex<std::collections::HashSet<u64>>,
+    /// The application's objects sent to the server already (by load address).
+    pub mirrored: parking_lot::Mutex<std::collections::HashSet<usize>>,
 }
 
 impl RemoteDevice {
@@ -76,15 +76,14 @@ impl RemoteDevice {
     /// object. Without it the program still loads (only a kernel that calls through a
     /// host address would fault), so a failure is traced, not returned.
     fn mirror_host_code(&self, image: usize) {
-        let Some(code) = host_code::of_object_holding(image) else {
+        let mut base = 0;
+        let mut new_object = |at: usize| {
+            base = at;
+            self.mirrored.lock().insert(at)
+        };
+        let Some(code) = host_code::of_object_holding(image, &mut new_object) else {
             return;
         };
-        let Some(first) = code.segments.first().map(|s| s.address) else {
-            return;
-        };
-        if !self.mirrored.lock().insert(first) {
-            return;
-        }
         let bytes = code.encode();
         let request = Request::MirrorHostCode {
             device: self.index,
@@ -93,7 +92,7 @@ impl RemoteDevice {
         if let Err(e) = self.session.exchange(self.rank, &request, &bytes, &mut []) {
             trace(|| {
                 format!(
-                    "MPI: rank {}: the application's code at {first:#x} is not mirrored: {}",
+                    "MPI: rank {}: the application's object at {base:#x} is not mirrored: {}",
                     self.rank, e.details
                 )
             });

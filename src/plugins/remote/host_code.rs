@@ -29,17 +29,24 @@ const RELA_SIZE: usize = 24;
 const SYM_SIZE: usize = 24;
 
 /// What `dl_iterate_phdr`'s callback looks for and finds.
-struct Search {
+struct Search<'a> {
     address: usize,
+    /// Asked with the object's load address before anything is read of it.
+    wanted: &'a mut dyn FnMut(usize) -> bool,
     found: Option<HostCode>,
 }
 
 /// The code and read-only data of the loaded object whose memory holds `address` (an
-/// image clang embedded), or `None` where no loaded object holds it (an image the
-/// program read into memory of its own).
-pub fn of_object_holding(address: usize) -> Option<HostCode> {
+/// image clang embedded), if `wanted` says yes to the object's load address (asked
+/// before the object is read: an object already sent costs nothing again); `None` where
+/// no loaded object holds it (an image the program read into memory of its own).
+pub fn of_object_holding(
+    address: usize,
+    wanted: &mut dyn FnMut(usize) -> bool,
+) -> Option<HostCode> {
     let mut search = Search {
         address,
+        wanted,
         found: None,
     };
     // SAFETY: the callback only reads the program headers the loader passes and the
@@ -56,7 +63,7 @@ unsafe extern "C" fn visit(
     // A panic must not unwind into the loader.
     std::panic::catch_unwind(|| {
         // SAFETY: `data` is the `Search` of `of_object_holding`; `info` the loader's.
-        let (search, info) = unsafe { (&mut *data.cast::<Search>(), &*info) };
+        let (search, info) = unsafe { (&mut *data.cast::<Search<'_>>(), &*info) };
         // SAFETY: the loader's program headers of this object, `dlpi_phnum` of them.
         let headers =
             unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
@@ -69,8 +76,10 @@ unsafe extern "C" fn visit(
         if !holds {
             return 0;
         }
-        // SAFETY: the headers and the memory of a loaded object, mapped as they say.
-        search.found = Some(unsafe { collect(bias, headers) });
+        if (search.wanted)(bias) {
+            // SAFETY: the headers and the memory of a loaded object, mapped as they say.
+            search.found = Some(unsafe { collect(bias, headers) });
+        }
         1
     })
     .unwrap_or(1)
@@ -242,7 +251,7 @@ mod tests {
     #[test]
     fn the_object_holding_our_code_gives_its_code_and_imports() {
         let here = marker as *const () as usize;
-        let code = of_object_holding(here).expect("this test's own executable");
+        let code = of_object_holding(here, &mut |_| true).expect("this test's own executable");
         let segment = code
             .segments
             .iter()
@@ -263,9 +272,18 @@ mod tests {
             code.imports.iter().map(|i| &i.name).collect::<Vec<_>>()
         );
         assert_eq!(marker(), 0x5eed);
+        // An object not wanted (sent already) is not read: asked with its load address,
+        // which lies at or below its code.
+        let mut base = None;
+        let refused = of_object_holding(here, &mut |at| {
+            base = Some(at);
+            false
+        });
+        assert!(refused.is_none());
+        assert!(base.is_some_and(|b| b <= here));
         // A global variable goes as it is now, in a writable segment.
         DATA.store(0x1234_5678_9abc_def0, std::sync::atomic::Ordering::SeqCst);
-        let code = of_object_holding(here).unwrap();
+        let code = of_object_holding(here, &mut |_| true).unwrap();
         let at = &DATA as *const _ as u64;
         let data = code
             .segments
@@ -284,6 +302,12 @@ mod tests {
     #[test]
     fn memory_of_no_object_gives_nothing() {
         let heap = Box::new([0u8; 64]);
-        assert!(of_object_holding(heap.as_ptr() as usize).is_none());
+        let mut asked = false;
+        assert!(of_object_holding(heap.as_ptr() as usize, &mut |_| {
+            asked = true;
+            true
+        })
+        .is_none());
+        assert!(!asked, "no object holds it: nothing to ask about");
     }
 }
