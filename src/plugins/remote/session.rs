@@ -506,22 +506,12 @@ impl Session {
                     answers[i] = Some(reply);
                     continue;
                 }
-                let silence = started.elapsed().min(self.link.silence(server.rank));
-                let lost = server.lost.lock().clone();
-                if silence <= self.timeout && lost.is_none() {
+                let Some(why) = self.given_up(server, started) else {
                     continue;
-                }
+                };
                 self.engine.unpark(slot);
                 // The engine may have delivered it just now.
-                answers[i] = Some(slot.wait(Duration::ZERO).unwrap_or_else(|| {
-                    Err(match lost {
-                        Some(why) => format!("lost meanwhile: {why}"),
-                        None => format!(
-                            "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
-                            silence.as_secs_f64()
-                        ),
-                    })
-                }));
+                answers[i] = Some(slot.wait(Duration::ZERO).unwrap_or(Err(why)));
             }
             let failed = answers.iter().any(|a| matches!(a, Some(Err(_))));
             if answers.iter().all(Option::is_some) || (stop_on_loss && failed) {
@@ -533,6 +523,22 @@ impl Session {
                 return answers;
             }
         }
+    }
+
+    /// Why a wait for `server` that began at `started` ends without its reply: the
+    /// server was lost meanwhile, or has been silent for longer than the timeout (the
+    /// liveness rule); `None` while it may still come.
+    fn given_up(&self, server: &Server, started: Instant) -> Option<String> {
+        let silence = started.elapsed().min(self.link.silence(server.rank));
+        if let Some(why) = server.lost.lock().clone() {
+            return Some(format!("lost meanwhile: {why}"));
+        }
+        (silence > self.timeout).then(|| {
+            format!(
+                "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
+                silence.as_secs_f64()
+            )
+        })
     }
 
     /// `await_replies` while the engine thread does not run yet: this thread looks for
@@ -552,15 +558,7 @@ impl Session {
                 match self.link.receive(server.rank, *tag, Some(POLL_FIRST)) {
                     Ok(bytes) => answers[i] = Some(Ok(bytes)),
                     Err(LinkError::Silent(_)) => {
-                        let silence = started.elapsed().min(self.link.silence(server.rank));
-                        if let Some(why) = server.lost.lock().clone() {
-                            answers[i] = Some(Err(format!("lost meanwhile: {why}")));
-                        } else if silence > self.timeout {
-                            answers[i] = Some(Err(format!(
-                                "no answer and no sign of life for {:.1} s (OFFLOAD_MPI_TIMEOUT)",
-                                silence.as_secs_f64()
-                            )));
-                        }
+                        answers[i] = self.given_up(server, started).map(Err);
                     }
                     Err(e) => answers[i] = Some(Err(e.text())),
                 }
