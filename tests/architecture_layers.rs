@@ -1,7 +1,8 @@
 //! The import rules of docs/ARCHITECTURE.md, checked on the sources: which top folder of
-//! `src/` may name which (`crate::<folder>`), no circle between folders, no backend
-//! naming another, the foundation naming nothing of the crate, and what the other
-//! crates of the workspace use of liboffload.
+//! `src/` and of `omptarget/src/` may name which (`crate::<folder>`), no circle between
+//! folders, no backend naming another, the foundation naming nothing of the crate, what
+//! the other crates of the workspace use of liboffload, and where omptarget's exported
+//! functions live.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,29 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("runtime", &["plugin", "plugins", "memory"]),
     ("capi", &["runtime", "plugin"]),
 ];
+
+/// The same for the folders of `omptarget/src/`, from the bottom up: the C ABI, the
+/// reporting every layer uses, the plugin work done through liboffload, the mapping
+/// table and data movement, the OpenMP devices, launching, and the exported functions.
+const OMPTARGET_ALLOWED: &[(&str, &[&str])] = &[
+    ("abi", &[]),
+    ("report", &["abi"]),
+    ("plugin", &["abi", "report"]),
+    ("mapping", &["abi", "report", "plugin"]),
+    ("devices", &["abi", "report", "plugin", "mapping"]),
+    ("launch", &["abi", "report", "plugin", "mapping", "devices"]),
+    (
+        "entry",
+        &["abi", "report", "plugin", "mapping", "devices", "launch"],
+    ),
+    (
+        "omp_api",
+        &["abi", "report", "plugin", "mapping", "devices"],
+    ),
+];
+
+/// The folders of `omptarget/src/` whose functions the libraries export.
+const OMPTARGET_EXPORTING: &[&str] = &["entry", "omp_api"];
 
 /// What the other crates may use of liboffload (`offload::<path>` prefixes).
 const OTHER_CRATES: &[(&str, &[&str])] = &[
@@ -82,15 +106,14 @@ fn named_paths(code: &str, prefix: &str) -> Vec<String> {
     found
 }
 
-/// Every `crate::` path a file of a top folder of `src/` names outside its folder:
-/// (folder, path, file).
-fn folder_imports() -> Vec<(String, String, PathBuf)> {
-    let src = root().join("src");
+/// Every `crate::` path a file of a top folder of `src` names outside its folder:
+/// (folder, path, file relative to `src`).
+fn folder_imports(src: &Path) -> Vec<(String, String, PathBuf)> {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     let mut imports = Vec::new();
     for file in files {
-        let relative = file.strip_prefix(&src).unwrap().to_path_buf();
+        let relative = file.strip_prefix(src).unwrap().to_path_buf();
         let mut parts = relative.components();
         let first = parts
             .next()
@@ -114,17 +137,17 @@ fn starts_with_path(path: &str, prefix: &str) -> bool {
     path == prefix || path.starts_with(&format!("{prefix}::"))
 }
 
-#[test]
-fn each_folder_imports_only_the_layers_below_it() {
-    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+/// `src` (relative to the workspace) against its table of allowed imports.
+fn check_layers(src: &str, table: &[(&str, &[&str])]) {
+    let allowed: BTreeMap<&str, &[&str]> = table.iter().copied().collect();
     let mut wrong = Vec::new();
-    for (folder, path, file) in folder_imports() {
+    for (folder, path, file) in folder_imports(&root().join(src)) {
         match allowed.get(folder.as_str()) {
             None => wrong.push(format!(
-                "src/{folder}/ is a folder docs/ARCHITECTURE.md does not place"
+                "{src}/{folder}/ is a folder docs/ARCHITECTURE.md does not place"
             )),
             Some(may) if !may.iter().any(|p| starts_with_path(&path, p)) => wrong.push(format!(
-                "src/{} imports crate::{path}, which {folder}/ may not (it may: {may:?})",
+                "{src}/{} imports crate::{path}, which {folder}/ may not (it may: {may:?})",
                 file.display()
             )),
             Some(_) => {}
@@ -133,10 +156,10 @@ fn each_folder_imports_only_the_layers_below_it() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-#[test]
-fn no_circle_between_folders() {
+/// No top folder of `src` reaches itself through the folders it imports.
+fn check_no_circle(src: &str) {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (folder, path, _) in folder_imports() {
+    for (folder, path, _) in folder_imports(&root().join(src)) {
         let top = path.split("::").next().unwrap_or("").to_string();
         graph.entry(folder).or_default().insert(top);
     }
@@ -155,9 +178,39 @@ fn no_circle_between_folders() {
     for folder in graph.keys() {
         assert!(
             !reaches(&graph, folder, folder, &mut BTreeSet::new()),
-            "src/{folder}/ reaches itself through its imports: {graph:?}"
+            "{src}/{folder}/ reaches itself through its imports: {graph:?}"
         );
     }
+}
+
+/// Imports that would hide their folders from the checks above: `crate::{a, b}`.
+fn check_imports_name_their_folders(src: &str) {
+    let mut files = Vec::new();
+    rust_files(&root().join(src), &mut files);
+    for file in files {
+        let code = code_of(&file);
+        assert!(
+            !code.contains("crate::{"),
+            "{}: a grouped `crate::{{...}}` import; name each folder in its own `use`",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn each_folder_imports_only_the_layers_below_it() {
+    check_layers("src", ALLOWED);
+}
+
+#[test]
+fn each_omptarget_folder_imports_only_the_layers_below_it() {
+    check_layers("omptarget/src", OMPTARGET_ALLOWED);
+}
+
+#[test]
+fn no_circle_between_folders() {
+    check_no_circle("src");
+    check_no_circle("omptarget/src");
 }
 
 #[test]
@@ -219,17 +272,43 @@ fn the_other_crates_use_only_what_is_theirs() {
 
 #[test]
 fn every_import_names_its_folder() {
-    // `crate::{a, b}` would hide its folders from these checks.
+    check_imports_name_their_folders("src");
+    check_imports_name_their_folders("omptarget/src");
+}
+
+#[test]
+fn omptarget_exports_only_from_its_top_folders_and_inside_the_boundary() {
+    // A function the libraries export is an entry point: it belongs to a top folder, and
+    // its body runs in `report::boundary`, so that a panic never crosses into C.
+    let src = root().join("omptarget/src");
     let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
     for file in files {
-        let code = code_of(&file);
-        assert!(
-            !code.contains("crate::{"),
-            "{}: a grouped `crate::{{...}}` import; name each folder in its own `use`",
-            file.display()
-        );
+        let relative = file.strip_prefix(&src).unwrap();
+        let folder = relative.components().next().unwrap().as_os_str();
+        let exporting = OMPTARGET_EXPORTING.iter().any(|f| folder == *f);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.trim() != "#[no_mangle]" {
+                continue;
+            }
+            let at = format!("omptarget/src/{}:{}", relative.display(), i + 1);
+            if !exporting {
+                wrong.push(format!("{at}: exported outside {OMPTARGET_EXPORTING:?}"));
+            }
+            // The first line of the body follows the signature's `{`.
+            let body = lines[i..]
+                .iter()
+                .position(|l| l.trim_end().ends_with('{'))
+                .and_then(|at| lines.get(i + at + 1));
+            if !body.is_some_and(|l| l.trim_start().starts_with("boundary(")) {
+                wrong.push(format!("{at}: the body does not begin with boundary("));
+            }
+        }
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]

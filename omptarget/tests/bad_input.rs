@@ -3,12 +3,12 @@
 //! disabled (read once, before the first call), so a failed construct is reported and
 //! the process goes on instead of stopping as a mandatory failure would.
 
-use omptarget::abi::{KernelArgs, OFFLOAD_FAIL};
-use omptarget::device_api::{omp_target_alloc, omp_target_free, omp_target_is_present};
-use omptarget::interface::{
+use omptarget::abi::types::{KernelArgs, OFFLOAD_FAIL};
+use omptarget::entry::interface::{
     __tgt_register_lib, __tgt_target_data_begin_mapper, __tgt_unregister_lib,
 };
-use omptarget::kernel::__tgt_target_kernel;
+use omptarget::entry::target_kernel::__tgt_target_kernel;
+use omptarget::omp_api::device_api::{omp_target_alloc, omp_target_free, omp_target_is_present};
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
@@ -67,7 +67,7 @@ fn registration_of_broken_descriptors_is_harmless() {
     // SAFETY: NULL is refused; a descriptor with a count but no arrays has nothing to read.
     unsafe {
         __tgt_register_lib(null_mut());
-        let mut desc: omptarget::abi::BinDesc = std::mem::zeroed();
+        let mut desc: omptarget::abi::types::BinDesc = std::mem::zeroed();
         desc.num_device_images = 3;
         __tgt_register_lib(&mut desc);
         __tgt_unregister_lib(&mut desc);
@@ -90,7 +90,7 @@ fn device_memory_calls_with_bad_sizes_and_pointers() {
 
 #[test]
 fn llvm22_interop_calls_answer_that_there_is_no_interop_object() {
-    use omptarget::interop::{
+    use omptarget::entry::interop::{
         __tgt_interop_get, __tgt_interop_release, __tgt_interop_use60,
         ompx_interop_add_completion_callback,
     };
