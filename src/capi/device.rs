@@ -89,12 +89,14 @@ fn get_info(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let subject = info::Subject::Handle("Device", device as *const c_void);
-    info::get(
+    info::query(
         "olGetDeviceInfo",
         subject,
         key,
-        size,
-        out,
+        info::Asked::Value {
+            prop_size: size,
+            out,
+        },
         loc,
         |rt, answer| device_answer(rt, device, key, answer),
     )
@@ -128,11 +130,11 @@ fn get_info_size(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let subject = info::Subject::Handle("Device", device as *const c_void);
-    info::get_size(
+    info::query(
         "olGetDeviceInfoSize",
         subject,
         key,
-        out,
+        info::Asked::Size(out),
         loc,
         |rt, answer| device_answer(rt, device, key, answer),
     )

@@ -159,12 +159,14 @@ fn get_info(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let handle = event as *const c_void;
-    info::get(
+    info::query(
         "olGetEventInfo",
         info::Subject::Handle("Event", handle),
         key,
-        size,
-        out,
+        info::Asked::Value {
+            prop_size: size,
+            out,
+        },
         loc,
         |rt, answer| event_info(rt, event, key, answer),
     )
@@ -198,11 +200,11 @@ fn get_info_size(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let handle = event as *const c_void;
-    info::get_size(
+    info::query(
         "olGetEventInfoSize",
         info::Subject::Handle("Event", handle),
         key,
-        out,
+        info::Asked::Size(out),
         loc,
         |rt, answer| event_info(rt, event, key, answer),
     )

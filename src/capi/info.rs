@@ -2,6 +2,8 @@
 //! a `PropSize` too small (or 0) is `INVALID_SIZE` and nothing is written.
 
 use crate::capi::args;
+use crate::capi::entry::call;
+use crate::capi::types::{ol_code_location_t, ol_result_t};
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::InfoValue;
 use crate::runtime::Runtime;
@@ -100,63 +102,60 @@ fn check_size_query<'a>(subject: Subject<'_>, out: *mut usize) -> Result<&'a mut
 /// messages.
 pub type Answer<'w> = &'w mut dyn FnMut(&InfoValue, &dyn std::fmt::Debug) -> Result<()>;
 
-/// The body of every `olGetXInfo`: checks, looks the value up, then writes it, all
-/// under one look at the runtime.
-#[allow(clippy::too_many_arguments)]
-pub fn get(
-    function: &str,
-    subject: Subject<'_>,
-    key: u32,
-    prop_size: usize,
-    out: *mut c_void,
-    loc: *const crate::capi::types::ol_code_location_t,
-    lookup: impl FnOnce(&Runtime, Answer<'_>) -> Result<()>,
-) -> crate::capi::types::ol_result_t {
-    crate::capi::entry::call(
-        function,
-        loc,
-        || {
-            format!(
-                "{}, PropName={key}, PropSize={prop_size}, PropValue={out:p}",
-                subject.describe()
-            )
-        },
-        || {
-            args::with_runtime(|rt| {
-                let out = check_value_query(subject, prop_size, out)?;
-                lookup(rt, &mut |value, key| {
-                    write_value(value, key, prop_size, out)
-                })
-            })
-        },
-    )
+/// What an info query asks for: the value, written to `PropValue` (`olGetXInfo`, whose
+/// buffer is `PropSize` bytes), or the value's size, written to `PropSizeRet`
+/// (`olGetXInfoSize`).
+#[derive(Clone, Copy)]
+pub enum Asked {
+    Value { prop_size: usize, out: *mut c_void },
+    Size(*mut usize),
 }
 
-/// The body of every `olGetXInfoSize`.
-pub fn get_size(
+impl Asked {
+    fn describe(self) -> String {
+        match self {
+            Asked::Value { prop_size, out } => format!("PropSize={prop_size}, PropValue={out:p}"),
+            Asked::Size(out) => format!("PropSizeRet={out:p}"),
+        }
+    }
+}
+
+/// The body of every `olGetXInfo` and `olGetXInfoSize`: checks, looks the value up, then
+/// writes what was asked, all under one look at the runtime.
+#[inline]
+pub fn query(
     function: &str,
     subject: Subject<'_>,
     key: u32,
-    out: *mut usize,
-    loc: *const crate::capi::types::ol_code_location_t,
+    asked: Asked,
+    loc: *const ol_code_location_t,
     lookup: impl FnOnce(&Runtime, Answer<'_>) -> Result<()>,
-) -> crate::capi::types::ol_result_t {
-    crate::capi::entry::call(
+) -> ol_result_t {
+    call(
         function,
         loc,
         || {
             format!(
-                "{}, PropName={key}, PropSizeRet={out:p}",
-                subject.describe()
+                "{}, PropName={key}, {}",
+                subject.describe(),
+                asked.describe()
             )
         },
         || {
-            args::with_runtime(|rt| {
-                let out = check_size_query(subject, out)?;
-                lookup(rt, &mut |value, _| {
-                    *out = value.size();
-                    Ok(())
-                })
+            args::with_runtime(|rt| match asked {
+                Asked::Value { prop_size, out } => {
+                    let out = check_value_query(subject, prop_size, out)?;
+                    lookup(rt, &mut |value, key| {
+                        write_value(value, key, prop_size, out)
+                    })
+                }
+                Asked::Size(out) => {
+                    let out = check_size_query(subject, out)?;
+                    lookup(rt, &mut |value, _| {
+                        *out = value.size();
+                        Ok(())
+                    })
+                }
             })
         },
     )

@@ -284,12 +284,14 @@ fn get_mem_info(
     out: *mut c_void,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    info::get(
+    info::query(
         "olGetMemInfo",
         info::Subject::Pointer("Ptr", ptr),
         key,
-        size,
-        out,
+        info::Asked::Value {
+            prop_size: size,
+            out,
+        },
         loc,
         |rt, answer| mem_info(rt, ptr, key, answer),
     )
@@ -322,11 +324,11 @@ fn get_mem_info_size(
     out: *mut usize,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    info::get_size(
+    info::query(
         "olGetMemInfoSize",
         info::Subject::Pointer("Ptr", ptr),
         key,
-        out,
+        info::Asked::Size(out),
         loc,
         |rt, answer| mem_info(rt, ptr, key, answer),
     )

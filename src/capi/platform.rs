@@ -84,12 +84,14 @@ fn get_info(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let handle = platform as *const c_void;
-    info::get(
+    info::query(
         "olGetPlatformInfo",
         info::Subject::Handle("Platform", handle),
         key,
-        size,
-        out,
+        info::Asked::Value {
+            prop_size: size,
+            out,
+        },
         loc,
         |rt, answer| platform_info(rt, platform, key, answer),
     )
@@ -123,11 +125,11 @@ fn get_info_size(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let handle = platform as *const c_void;
-    info::get_size(
+    info::query(
         "olGetPlatformInfoSize",
         info::Subject::Handle("Platform", handle),
         key,
-        out,
+        info::Asked::Size(out),
         loc,
         |rt, answer| platform_info(rt, platform, key, answer),
     )

@@ -294,12 +294,14 @@ fn get_info(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let handle = symbol as *const c_void;
-    info::get(
+    info::query(
         "olGetSymbolInfo",
         info::Subject::Handle("Symbol", handle),
         key,
-        size,
-        out,
+        info::Asked::Value {
+            prop_size: size,
+            out,
+        },
         loc,
         |rt, answer| symbol_info(rt, symbol, key, answer),
     )
@@ -333,11 +335,11 @@ fn get_info_size(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let handle = symbol as *const c_void;
-    info::get_size(
+    info::query(
         "olGetSymbolInfoSize",
         info::Subject::Handle("Symbol", handle),
         key,
-        out,
+        info::Asked::Size(out),
         loc,
         |rt, answer| symbol_info(rt, symbol, key, answer),
     )

@@ -269,12 +269,14 @@ fn get_info(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let handle = queue as *const c_void;
-    info::get(
+    info::query(
         "olGetQueueInfo",
         info::Subject::Handle("Queue", handle),
         key,
-        size,
-        out,
+        info::Asked::Value {
+            prop_size: size,
+            out,
+        },
         loc,
         |rt, answer| queue_info(rt, queue, key, answer),
     )
@@ -308,11 +310,11 @@ fn get_info_size(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     let handle = queue as *const c_void;
-    info::get_size(
+    info::query(
         "olGetQueueInfoSize",
         info::Subject::Handle("Queue", handle),
         key,
-        out,
+        info::Asked::Size(out),
         loc,
         |rt, answer| queue_info(rt, queue, key, answer),
     )

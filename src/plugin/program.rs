@@ -1,25 +1,15 @@
 //! Programs (device images loaded on a device) and their kernels, as backends provide them.
 
 use super::launch_check::{check_launch, LaunchLimits};
+use crate::plugin::foundation::c_enum::c_enum;
 use crate::plugin::foundation::error::Result;
 use std::sync::Arc;
 
-/// `ol_symbol_kind_t`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum SymbolKind {
-    Kernel = 0,
-    GlobalVariable = 1,
-}
-
-impl TryFrom<u32> for SymbolKind {
-    type Error = u32;
-    fn try_from(v: u32) -> std::result::Result<Self, u32> {
-        match v {
-            0 => Ok(SymbolKind::Kernel),
-            1 => Ok(SymbolKind::GlobalVariable),
-            _ => Err(v),
-        }
+c_enum! {
+    /// `ol_symbol_kind_t`.
+    pub enum SymbolKind {
+        Kernel = 0,
+        GlobalVariable = 1,
     }
 }
 

@@ -1,66 +1,37 @@
 //! Backend-neutral value types shared by the plugin interface and the runtime.
 //! Numeric values match the C header's enumerators.
 
-/// `ol_platform_backend_t`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum Backend {
-    Unknown = 0,
-    Cuda = 1,
-    Amdgpu = 2,
-    LevelZero = 3,
-    Host = 4,
-    Mpi = EXTENSION_BASE,
-}
+use crate::plugin::foundation::c_enum::c_enum;
 
-impl TryFrom<u32> for Backend {
-    type Error = u32;
-    fn try_from(v: u32) -> Result<Self, u32> {
-        Ok(match v {
-            0 => Backend::Unknown,
-            1 => Backend::Cuda,
-            2 => Backend::Amdgpu,
-            3 => Backend::LevelZero,
-            4 => Backend::Host,
-            EXTENSION_BASE => Backend::Mpi,
-            _ => return Err(v),
-        })
+c_enum! {
+    /// `ol_platform_backend_t`.
+    pub enum Backend {
+        Unknown = 0,
+        Cuda = 1,
+        Amdgpu = 2,
+        LevelZero = 3,
+        Host = 4,
+        Mpi = EXTENSION_BASE,
     }
 }
 
-/// `ol_device_type_t`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum DeviceType {
-    Default = 0,
-    All = 1,
-    Gpu = 2,
-    Cpu = 3,
-    Host = 4,
+c_enum! {
+    /// `ol_device_type_t`.
+    pub enum DeviceType {
+        Default = 0,
+        All = 1,
+        Gpu = 2,
+        Cpu = 3,
+        Host = 4,
+    }
 }
 
-/// `ol_alloc_type_t`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum AllocKind {
-    Host = 0,
-    Device = 1,
-    Managed = 2,
-}
-
-impl AllocKind {
-    pub const ALL: [AllocKind; 3] = [AllocKind::Host, AllocKind::Device, AllocKind::Managed];
-}
-
-impl TryFrom<u32> for AllocKind {
-    type Error = u32;
-    fn try_from(v: u32) -> Result<Self, u32> {
-        match v {
-            0 => Ok(AllocKind::Host),
-            1 => Ok(AllocKind::Device),
-            2 => Ok(AllocKind::Managed),
-            _ => Err(v),
-        }
+c_enum! {
+    /// `ol_alloc_type_t`.
+    pub enum AllocKind {
+        Host = 0,
+        Device = 1,
+        Managed = 2,
     }
 }
 

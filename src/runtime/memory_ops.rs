@@ -2,6 +2,7 @@
 //! synchronous copies and fills, queries and host-memory registration.
 
 use crate::memory::AllocationInfo;
+use crate::plugin::foundation::c_enum::c_enum;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::foundation::flags::validation_enabled;
 use crate::plugin::{AllocKind, CopyDirection, InfoValue};
@@ -9,25 +10,13 @@ use crate::runtime::context::Runtime;
 use crate::runtime::platform::Device;
 use std::sync::Arc;
 
-/// `ol_mem_info_t`, in the header's order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemInfo {
-    Device = 0,
-    Base = 1,
-    Size = 2,
-    Type = 3,
-}
-
-impl TryFrom<u32> for MemInfo {
-    type Error = u32;
-    fn try_from(v: u32) -> std::result::Result<Self, u32> {
-        Ok(match v {
-            0 => MemInfo::Device,
-            1 => MemInfo::Base,
-            2 => MemInfo::Size,
-            3 => MemInfo::Type,
-            _ => return Err(v),
-        })
+c_enum! {
+    /// `ol_mem_info_t`, in the header's order.
+    pub enum MemInfo {
+        Device = 0,
+        Base = 1,
+        Size = 2,
+        Type = 3,
     }
 }
 

@@ -1,29 +1,18 @@
 //! Platforms (one per backend) and their devices, as the runtime sees them.
 
+use crate::plugin::foundation::c_enum::c_enum;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{self, Backend, DeviceInfo, DeviceType, InfoValue};
 use crate::runtime::handle_table::new_handle;
 use std::sync::{Arc, OnceLock};
 
-/// `ol_platform_info_t`, in the header's order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlatformInfo {
-    Name = 0,
-    VendorName = 1,
-    Version = 2,
-    Backend = 3,
-}
-
-impl TryFrom<u32> for PlatformInfo {
-    type Error = u32;
-    fn try_from(v: u32) -> std::result::Result<Self, u32> {
-        Ok(match v {
-            0 => PlatformInfo::Name,
-            1 => PlatformInfo::VendorName,
-            2 => PlatformInfo::Version,
-            3 => PlatformInfo::Backend,
-            _ => return Err(v),
-        })
+c_enum! {
+    /// `ol_platform_info_t`, in the header's order.
+    pub enum PlatformInfo {
+        Name = 0,
+        VendorName = 1,
+        Version = 2,
+        Backend = 3,
     }
 }
 

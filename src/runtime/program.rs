@@ -1,5 +1,6 @@
 //! Programs, their symbols and kernel launches, backend-neutral.
 
+use crate::plugin::foundation::c_enum::c_enum;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::foundation::flags::trace;
 use crate::plugin::StreamOp;
@@ -12,25 +13,13 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// `ol_symbol_info_t`: LLVM's keys, then our extension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SymbolInfo {
-    Kind = 0,
-    GlobalVariableAddress = 1,
-    GlobalVariableSize = 2,
-    Name = crate::plugin::EXTENSION_BASE as isize,
-}
-
-impl TryFrom<u32> for SymbolInfo {
-    type Error = u32;
-    fn try_from(v: u32) -> std::result::Result<Self, u32> {
-        Ok(match v {
-            0 => SymbolInfo::Kind,
-            1 => SymbolInfo::GlobalVariableAddress,
-            2 => SymbolInfo::GlobalVariableSize,
-            crate::plugin::EXTENSION_BASE => SymbolInfo::Name,
-            _ => return Err(v),
-        })
+c_enum! {
+    /// `ol_symbol_info_t`: LLVM's keys, then our extension.
+    pub enum SymbolInfo {
+        Kind = 0,
+        GlobalVariableAddress = 1,
+        GlobalVariableSize = 2,
+        Name = crate::plugin::EXTENSION_BASE,
     }
 }
 

@@ -2,6 +2,7 @@
 //! `plugin::Stream`) and what every backend's queue has in common: its device, the
 //! shutdown accounting, and waits on events of another backend, bridged here once.
 
+use crate::plugin::foundation::c_enum::c_enum;
 use crate::plugin::foundation::error::Result;
 use crate::plugin::{CopyDirection, Guard, Stream, StreamOp};
 use crate::runtime::event::Event;
@@ -13,23 +14,12 @@ use std::sync::Arc;
 /// Numbers queues for the profile's timeline (one row per queue).
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
 
-/// `ol_queue_info_t`, in the header's order, then our extension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueueInfo {
-    Device = 0,
-    Empty = 1,
-    NativeHandle = crate::plugin::EXTENSION_BASE as isize,
-}
-
-impl TryFrom<u32> for QueueInfo {
-    type Error = u32;
-    fn try_from(v: u32) -> std::result::Result<Self, u32> {
-        match v {
-            0 => Ok(QueueInfo::Device),
-            1 => Ok(QueueInfo::Empty),
-            crate::plugin::EXTENSION_BASE => Ok(QueueInfo::NativeHandle),
-            _ => Err(v),
-        }
+c_enum! {
+    /// `ol_queue_info_t`, in the header's order, then our extension.
+    pub enum QueueInfo {
+        Device = 0,
+        Empty = 1,
+        NativeHandle = crate::plugin::EXTENSION_BASE,
     }
 }
 

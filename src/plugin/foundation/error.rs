@@ -1,74 +1,44 @@
 //! The runtime's error type: a code from `ol_errc_t` and a sentence for the user.
 
+use super::c_enum::c_enum;
 use std::fmt;
 
-/// Error codes, numbered exactly as `ol_errc_t` in the C header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum ErrorCode {
-    Success = 0,
-    Unknown = 1,
-    HostIo = 2,
-    InvalidBinary = 3,
-    InvalidNullPointer = 4,
-    InvalidArgument = 5,
-    NotFound = 6,
-    OutOfResources = 7,
-    InvalidSize = 8,
-    InvalidEnumeration = 9,
-    HostToolNotFound = 10,
-    InvalidValue = 11,
-    Unimplemented = 12,
-    Unsupported = 13,
-    AssembleFailure = 14,
-    CompileFailure = 15,
-    LinkFailure = 16,
-    BackendFailure = 17,
-    Uninitialized = 18,
-    InvalidNullHandle = 19,
-    InvalidPlatform = 20,
-    InvalidDevice = 21,
-    InvalidQueue = 22,
-    InvalidEvent = 23,
-    SymbolKind = 24,
+c_enum! {
+    /// Error codes, numbered exactly as `ol_errc_t` in the C header.
+    pub enum ErrorCode {
+        Success = 0,
+        Unknown = 1,
+        HostIo = 2,
+        InvalidBinary = 3,
+        InvalidNullPointer = 4,
+        InvalidArgument = 5,
+        NotFound = 6,
+        OutOfResources = 7,
+        InvalidSize = 8,
+        InvalidEnumeration = 9,
+        HostToolNotFound = 10,
+        InvalidValue = 11,
+        Unimplemented = 12,
+        Unsupported = 13,
+        AssembleFailure = 14,
+        CompileFailure = 15,
+        LinkFailure = 16,
+        BackendFailure = 17,
+        Uninitialized = 18,
+        InvalidNullHandle = 19,
+        InvalidPlatform = 20,
+        InvalidDevice = 21,
+        InvalidQueue = 22,
+        InvalidEvent = 23,
+        SymbolKind = 24,
+    }
 }
 
 impl ErrorCode {
-    const ALL: [ErrorCode; 25] = [
-        ErrorCode::Success,
-        ErrorCode::Unknown,
-        ErrorCode::HostIo,
-        ErrorCode::InvalidBinary,
-        ErrorCode::InvalidNullPointer,
-        ErrorCode::InvalidArgument,
-        ErrorCode::NotFound,
-        ErrorCode::OutOfResources,
-        ErrorCode::InvalidSize,
-        ErrorCode::InvalidEnumeration,
-        ErrorCode::HostToolNotFound,
-        ErrorCode::InvalidValue,
-        ErrorCode::Unimplemented,
-        ErrorCode::Unsupported,
-        ErrorCode::AssembleFailure,
-        ErrorCode::CompileFailure,
-        ErrorCode::LinkFailure,
-        ErrorCode::BackendFailure,
-        ErrorCode::Uninitialized,
-        ErrorCode::InvalidNullHandle,
-        ErrorCode::InvalidPlatform,
-        ErrorCode::InvalidDevice,
-        ErrorCode::InvalidQueue,
-        ErrorCode::InvalidEvent,
-        ErrorCode::SymbolKind,
-    ];
-
     /// The code with C value `value` (`Unknown` for a value no code has): codes that
     /// arrive from another process (remote devices).
     pub fn from_value(value: u32) -> ErrorCode {
-        Self::ALL
-            .get(value as usize)
-            .copied()
-            .unwrap_or(ErrorCode::Unknown)
+        ErrorCode::try_from(value).unwrap_or(ErrorCode::Unknown)
     }
 
     /// The C spelling, used by tracing and by `Display`.

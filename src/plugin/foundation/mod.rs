@@ -1,9 +1,10 @@
-//! What every layer stands on, from the C API down to each backend: errors, the trace
-//! and validation switches, the worker pool, the loader of vendor libraries, the page size, and
-//! byte copies that avoid memcpy's worst case. It imports nothing of this crate, so any module
-//! may import it without a circle.
+//! What every layer stands on, from the C API down to each backend: errors, the mirrors of
+//! C enumerations, the trace and validation switches, the worker pool, the loader of vendor
+//! libraries, the page size, and byte copies that avoid memcpy's worst case. It imports
+//! nothing of this crate, so any module may import it without a circle.
 
 pub mod aligned_bytes;
+pub mod c_enum;
 pub mod copy;
 pub mod error;
 pub mod flags;

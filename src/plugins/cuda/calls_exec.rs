@@ -45,6 +45,15 @@ pub fn needs_terminator(image: &[u8]) -> bool {
     !(image.starts_with(ELF_MAGIC) || image.starts_with(&FATBIN_MAGIC) || image.last() == Some(&0))
 }
 
+/// How a launch spreads, as the driver takes it: blocks in the grid and threads in a
+/// block (`[x, y, z]` each), and bytes of dynamic shared memory per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+}
+
 impl Driver {
     // ---- modules and functions ---------------------------------------------------------
 
@@ -177,15 +186,18 @@ impl Driver {
 
     // ---- launches and occupancy --------------------------------------------------------
 
-    /// Launches `function` with `args` as its parameter block (see `launch.rs`).
-    pub fn launch_kernel(
+    /// Launches `function` over `shape` with `args` as its parameter block (see
+    /// `launch.rs`); `cooperative`: with every block resident at once. A cooperative
+    /// launch with arguments needs `cuLaunchKernelEx` (CUDA 12.0): the older
+    /// `cuLaunchCooperativeKernel` takes only per-parameter pointers, which a packed
+    /// buffer cannot be split into without the kernel's parameter layout.
+    pub fn launch(
         &self,
         function: CuFunction,
-        grid: [u32; 3],
-        block: [u32; 3],
-        shared_bytes: u32,
+        shape: &LaunchShape,
         stream: CuStream,
         args: &[u8],
+        cooperative: bool,
     ) -> Result<()> {
         let mut size = args.len();
         let mut extra = extra_params(args.as_ptr(), &mut size);
@@ -194,40 +206,32 @@ impl Driver {
         } else {
             extra.as_mut_ptr()
         };
-        // SAFETY: `extra` (when given) names `args` and `size`, both alive for the call;
-        // the driver copies the block before returning. No kernelParams.
-        let r = unsafe {
-            (self.functions().launch_kernel)(
-                function,
-                grid[0],
-                grid[1],
-                grid[2],
-                block[0],
-                block[1],
-                block[2],
-                shared_bytes,
-                stream,
-                null_mut(),
-                extra_ptr,
-            )
-        };
-        self.check("cuLaunchKernel", r)
-    }
-
-    /// A cooperative launch (every block resident at once) with `args` as one block.
-    /// Needs `cuLaunchKernelEx` (CUDA 12.0) when there are arguments: the older
-    /// `cuLaunchCooperativeKernel` takes only per-parameter pointers, which a packed
-    /// buffer cannot be split into without the kernel's parameter layout.
-    pub fn launch_cooperative(
-        &self,
-        function: CuFunction,
-        grid: [u32; 3],
-        block: [u32; 3],
-        shared_bytes: u32,
-        stream: CuStream,
-        args: &[u8],
-    ) -> Result<()> {
-        if let Some(launch_ex) = self.functions().launch_kernel_ex {
+        let LaunchShape {
+            grid,
+            block,
+            shared_bytes,
+        } = *shape;
+        let functions = self.functions();
+        let (call, r) = if !cooperative {
+            // SAFETY: `extra` (when given) names `args` and `size`, both alive for the
+            // call; the driver copies the block before returning. No kernelParams.
+            let r = unsafe {
+                (functions.launch_kernel)(
+                    function,
+                    grid[0],
+                    grid[1],
+                    grid[2],
+                    block[0],
+                    block[1],
+                    block[2],
+                    shared_bytes,
+                    stream,
+                    null_mut(),
+                    extra_ptr,
+                )
+            };
+            ("cuLaunchKernel", r)
+        } else if let Some(launch_ex) = functions.launch_kernel_ex {
             let mut attribute = CuLaunchAttribute::cooperative();
             let config = CuLaunchConfig {
                 grid_dim: grid,
@@ -237,41 +241,35 @@ impl Driver {
                 attrs: &mut attribute,
                 num_attrs: 1,
             };
-            let mut size = args.len();
-            let mut extra = extra_params(args.as_ptr(), &mut size);
-            let extra_ptr = if args.is_empty() {
-                null_mut()
-            } else {
-                extra.as_mut_ptr()
-            };
-            // SAFETY: `config` points to one attribute; `extra` as for launch_kernel; all
-            // alive for the call.
+            // SAFETY: `config` points to one attribute; `extra` as for cuLaunchKernel;
+            // all alive for the call.
             let r = unsafe { launch_ex(&config, function, null_mut(), extra_ptr) };
-            return self.check("cuLaunchKernelEx", r);
-        }
-        if !args.is_empty() {
+            ("cuLaunchKernelEx", r)
+        } else if args.is_empty() {
+            // SAFETY: no parameters (NULL kernelParams) for a kernel launched without any.
+            let r = unsafe {
+                (functions.launch_cooperative_kernel)(
+                    function,
+                    grid[0],
+                    grid[1],
+                    grid[2],
+                    block[0],
+                    block[1],
+                    block[2],
+                    shared_bytes,
+                    stream,
+                    null_mut(),
+                )
+            };
+            ("cuLaunchCooperativeKernel", r)
+        } else {
             return Err(Error::unsupported(format!(
                 "a cooperative launch with arguments needs cuLaunchKernelEx (CUDA 12.0); this \
                  driver is version {}",
                 super::facts::driver_version_string(self.version())
             )));
-        }
-        // SAFETY: no parameters (NULL kernelParams) for a kernel launched without any.
-        let r = unsafe {
-            (self.functions().launch_cooperative_kernel)(
-                function,
-                grid[0],
-                grid[1],
-                grid[2],
-                block[0],
-                block[1],
-                block[2],
-                shared_bytes,
-                stream,
-                null_mut(),
-            )
         };
-        self.check("cuLaunchCooperativeKernel", r)
+        self.check(call, r)
     }
 
     /// `(min_grid, block)`: the block size with the best occupancy for `function` when

@@ -6,6 +6,7 @@
 //! stream and waits for it; `launch_on` enqueues on any stream of the context without
 //! waiting, for the stream implementation.
 
+use super::calls_exec::LaunchShape;
 use super::facts::DeviceFacts;
 use super::ffi::{function_attribute, CuFunction, CuStream};
 use super::program::Module;
@@ -99,7 +100,11 @@ impl CudaKernel {
         })?;
         // The extents as the driver takes them (past the dimensions: 1).
         let launched = config.normalized();
-        let (grid, block) = (launched.num_groups, launched.group_size);
+        let shape = LaunchShape {
+            grid: launched.num_groups,
+            block: launched.group_size,
+            shared_bytes: shared,
+        };
         let driver = self.module.context().driver();
         // A C struct of the parameters may end in padding the kernel's parameter list
         // lacks (`{char; int *; short}` is 24 bytes, its parameters 18): the driver
@@ -108,12 +113,9 @@ impl CudaKernel {
             Some(needed) if needed < args.bytes.len() => &args.bytes[..needed],
             _ => &args.bytes[..],
         };
-        let launched = if config.cooperative {
-            driver.launch_cooperative(self.function, grid, block, shared, stream, bytes)
-        } else {
-            driver.launch_kernel(self.function, grid, block, shared, stream, bytes)
-        };
-        launched.map_err(|e| e.context(format!("launching kernel '{}'", self.name)))
+        driver
+            .launch(self.function, &shape, stream, bytes, config.cooperative)
+            .map_err(|e| e.context(format!("launching kernel '{}'", self.name)))
     }
 
     /// Raises the function's dynamic shared memory limit to `bytes` where it does not

@@ -62,6 +62,16 @@ struct ChunkPlan<'a> {
     size: usize,
 }
 
+impl ChunkPlan<'_> {
+    /// The copy's chunks, `(offset, len)`, each at most one buffer.
+    fn chunks(&self) -> impl Iterator<Item = (usize, usize)> {
+        let size = self.size;
+        (0..size)
+            .step_by(CHUNK)
+            .map(move |offset| (offset, CHUNK.min(size - offset)))
+    }
+}
+
 /// What the staging thread does for one copy, in the stream's order.
 enum Job {
     ToDevice {
@@ -95,6 +105,15 @@ struct DrainChunk {
     done: Arc<CudaEvent>,
     /// Opens the gate of the chunk that reuses this buffer next (its first use: none).
     releases: Option<Opener>,
+}
+
+impl State {
+    /// The buffer the next chunk takes (the two alternate).
+    fn take_turn(&mut self) -> usize {
+        let which = self.next;
+        self.next ^= 1;
+        which
+    }
 }
 
 impl Staging {
@@ -145,28 +164,15 @@ impl Staging {
 
     /// From pageable `src` to device `dst`.
     fn to_device(&self, state: &mut State, plan: ChunkPlan<'_>) -> Result<bool> {
-        let ChunkPlan {
-            stream,
-            gates,
-            buffers,
-            dst,
-            src,
-            size,
-        } = plan;
-        let start = Arc::new(CudaEvent::record(&self.context, stream, Timing::Untimed)?);
+        let start = self.mark(plan.stream)?;
         let mut chunks = Vec::new();
-        for offset in (0..size).step_by(CHUNK) {
-            let len = CHUNK.min(size - offset);
-            let Some(gate) = gates.close(&self.context, stream)? else {
+        for (offset, len) in plan.chunks() {
+            let Some(gate) = plan.gates.close(&self.context, plan.stream)? else {
                 return self.abandon(chunks.into_iter().map(|c: FillChunk| c.gate));
             };
-            let which = state.next;
-            state.next ^= 1;
-            let buffer = buffers[which];
-            self.context
-                .driver()
-                .memcpy_async(dst + offset, buffer, len, stream)?;
-            let done = Arc::new(CudaEvent::record(&self.context, stream, Timing::Untimed)?);
+            let which = state.take_turn();
+            let buffer = plan.buffers[which];
+            let done = self.dma(plan.stream, plan.dst + offset, buffer, len)?;
             let free_after = state.free_after[which].replace(done);
             chunks.push(FillChunk {
                 offset,
@@ -176,32 +182,21 @@ impl Staging {
                 gate,
             });
         }
+        let src = plan.src;
         self.send(state, Job::ToDevice { start, src, chunks })?;
         Ok(true)
     }
 
     /// From device `src` to pageable `dst`.
     fn to_host(&self, state: &mut State, plan: ChunkPlan<'_>) -> Result<bool> {
-        let ChunkPlan {
-            stream,
-            gates,
-            buffers,
-            dst,
-            src,
-            size,
-        } = plan;
+        let (stream, gates) = (plan.stream, plan.gates);
         let mut chunks: Vec<DrainChunk> = Vec::new();
-        for (i, offset) in (0..size).step_by(CHUNK).enumerate() {
-            let len = CHUNK.min(size - offset);
-            let which = state.next;
-            state.next ^= 1;
+        for (i, (offset, len)) in plan.chunks().enumerate() {
+            let which = state.take_turn();
             // A buffer still being filled for an earlier copy to the device.
             if let Some(previous) = state.free_after[which].take() {
-                let wait = self
-                    .context
-                    .driver()
-                    .stream_wait_event(stream, previous.handle());
-                wait?;
+                let driver = self.context.driver();
+                driver.stream_wait_event(stream, previous.handle())?;
             }
             // From the third chunk on, the buffer must first be drained of chunk i - 2.
             if i >= 2 {
@@ -210,14 +205,12 @@ impl Staging {
                 };
                 chunks[i - 2].releases = Some(gate);
             }
-            self.context
-                .driver()
-                .memcpy_async(buffers[which], src + offset, len, stream)?;
-            let done = Arc::new(CudaEvent::record(&self.context, stream, Timing::Untimed)?);
+            let buffer = plan.buffers[which];
+            let done = self.dma(stream, buffer, plan.src + offset, len)?;
             chunks.push(DrainChunk {
                 offset,
                 len,
-                buffer: buffers[which],
+                buffer,
                 done,
                 releases: None,
             });
@@ -226,8 +219,27 @@ impl Staging {
             let pending = chunks.into_iter().filter_map(|c| c.releases);
             return self.abandon(pending);
         };
-        self.send(state, Job::ToHost { dst, chunks, end })?;
+        self.send(
+            state,
+            Job::ToHost {
+                dst: plan.dst,
+                chunks,
+                end,
+            },
+        )?;
         Ok(true)
+    }
+
+    /// Enqueues one chunk's DMA on `stream` and returns the event after it.
+    fn dma(&self, stream: CuStream, dst: usize, src: usize, len: usize) -> Result<Arc<CudaEvent>> {
+        self.context.driver().memcpy_async(dst, src, len, stream)?;
+        self.mark(stream)
+    }
+
+    /// An event at this point of `stream`, for ordering only.
+    fn mark(&self, stream: CuStream) -> Result<Arc<CudaEvent>> {
+        let event = CudaEvent::record(&self.context, stream, Timing::Untimed)?;
+        Ok(Arc::new(event))
     }
 
     /// Gates already closed on the stream for a copy that cannot go on: opened, so the

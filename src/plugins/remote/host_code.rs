@@ -12,21 +12,13 @@
 
 use super::wire::{HostCode, HostImport, HostSegment};
 use crate::plugin::foundation::page::page_size;
+use goblin::elf::dynamic::{
+    DT_JMPREL, DT_NULL, DT_PLTRELSZ, DT_RELA, DT_RELASZ, DT_STRTAB, DT_SYMTAB,
+};
+use goblin::elf::reloc::{R_X86_64_64, R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT};
+use goblin::elf64::reloc::{r_sym, r_type, SIZEOF_RELA};
+use goblin::elf64::sym::SIZEOF_SYM;
 use std::ffi::{c_int, c_void, CStr};
-
-const DT_NULL: u64 = 0;
-const DT_PLTRELSZ: u64 = 2;
-const DT_STRTAB: u64 = 5;
-const DT_SYMTAB: u64 = 6;
-const DT_RELA: u64 = 7;
-const DT_RELASZ: u64 = 8;
-const DT_JMPREL: u64 = 23;
-const R_X86_64_64: u32 = 1;
-const R_X86_64_GLOB_DAT: u32 = 6;
-const R_X86_64_JUMP_SLOT: u32 = 7;
-/// The size of an `Elf64_Rela` and of an `Elf64_Sym`.
-const RELA_SIZE: usize = 24;
-const SYM_SIZE: usize = 24;
 
 /// What `dl_iterate_phdr`'s callback looks for and finds.
 struct Search<'a> {
@@ -206,11 +198,11 @@ unsafe fn imports(bias: usize, dynamic: usize) -> Vec<HostImport> {
         if table == 0 {
             continue;
         }
-        for n in 0..size / RELA_SIZE {
-            let rela = (table + n * RELA_SIZE) as *const u64;
+        for n in 0..size / SIZEOF_RELA {
+            let rela = (table + n * SIZEOF_RELA) as *const u64;
             // SAFETY: an Elf64_Rela of the table: offset, info, addend.
             let (offset, info, addend) = unsafe { (*rela, *rela.add(1), *rela.add(2) as i64) };
-            let (kind, symbol) = ((info & 0xffff_ffff) as u32, (info >> 32) as usize);
+            let (kind, symbol) = (r_type(info), r_sym(info) as usize);
             let addend = match kind {
                 R_X86_64_64 => addend,
                 R_X86_64_GLOB_DAT | R_X86_64_JUMP_SLOT => 0,
@@ -219,7 +211,7 @@ unsafe fn imports(bias: usize, dynamic: usize) -> Vec<HostImport> {
             if symbol == 0 {
                 continue;
             }
-            let sym = symtab + symbol * SYM_SIZE;
+            let sym = symtab + symbol * SIZEOF_SYM;
             // SAFETY: an Elf64_Sym: st_name (u32) at 0, st_shndx (u16) at 6.
             let (name, section) = unsafe { (*(sym as *const u32), *((sym + 6) as *const u16)) };
             if section != 0 {
