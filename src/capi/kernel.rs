@@ -17,7 +17,7 @@ const MAX_LAUNCH_PROPERTIES: usize = 256;
 
 fn launch_config(
     size: *const ol_kernel_launch_size_args_t,
-    props: *const ol_kernel_launch_prop_t,
+    cooperative: bool,
 ) -> Result<LaunchConfig> {
     args::non_null(size, "LaunchSizeArgs")?;
     // SAFETY: non-NULL; the caller passes a valid `ol_kernel_launch_size_args_t`.
@@ -29,32 +29,39 @@ fn launch_config(
         extents(size.NumGroups),
         extents(size.GroupSize),
         size.DynSharedMemory,
-        cooperative(props)?,
+        cooperative,
     ))
 }
 
-fn cooperative(props: *const ol_kernel_launch_prop_t) -> Result<bool> {
-    let mut cooperative = false;
+/// What a launch's properties ask.
+#[derive(Clone, Copy, Debug, Default)]
+struct Properties {
+    cooperative: bool,
+    c_parameters: bool,
+}
+
+fn properties(props: *const ol_kernel_launch_prop_t) -> Result<Properties> {
+    let mut found = Properties::default();
     if props.is_null() {
-        return Ok(false);
+        return Ok(found);
     }
     for i in 0..MAX_LAUNCH_PROPERTIES {
         // SAFETY: the caller's array runs up to its OL_KERNEL_LAUNCH_PROP_END entry, and
         // we stop there.
         let prop = unsafe { &*props.add(i) };
-        match prop.r#type {
-            OL_KERNEL_LAUNCH_PROP_TYPE_NONE => return Ok(cooperative),
-            OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE => {
-                let data = args::non_null(prop.data, &format!("Properties[{i}].data"))?;
-                // SAFETY: non-NULL; for IS_COOPERATIVE `data` points to a bool.
-                cooperative = unsafe { *(data as *const bool) };
-            }
+        let flag = match prop.r#type {
+            OL_KERNEL_LAUNCH_PROP_TYPE_NONE => return Ok(found),
+            OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE => &mut found.cooperative,
+            OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS => &mut found.c_parameters,
             other => {
                 return Err(Error::invalid_enumeration(format!(
-                    "Properties[{i}].type is {other}; expected OL_KERNEL_LAUNCH_PROP_TYPE_NONE (0) or IS_COOPERATIVE (1)"
+                    "Properties[{i}].type is {other}; expected OL_KERNEL_LAUNCH_PROP_TYPE_NONE (0), IS_COOPERATIVE (1) or C_PARAMETERS ({OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS:#x})"
                 )))
             }
-        }
+        };
+        let data = args::non_null(prop.data, &format!("Properties[{i}].data"))?;
+        // SAFETY: non-NULL; for both kinds of property `data` points to a bool.
+        *flag = unsafe { *(data as *const bool) };
     }
     Err(Error::invalid_argument(format!(
         "Properties has more than {MAX_LAUNCH_PROPERTIES} entries without OL_KERNEL_LAUNCH_PROP_END; the array must end with it"
@@ -203,14 +210,16 @@ fn launch(
         || {
             // LLVM's order: the argument buffer, then NULL handles, then NULL pointers.
             args::with_runtime(|rt| {
-                let args = kernel_args(data, data_size)?;
+                let mut args = kernel_args(data, data_size)?;
                 args::handle_given(device, "Device")?;
                 args::handle_given(kernel, "Kernel")?;
                 args::non_null(size, "LaunchSizeArgs")?;
                 let d = args::device(rt, device, "Device")?;
                 queue_args::with_optional_queue(rt, queue, |q| {
                     with_symbol(rt, kernel, "Kernel", |symbol| {
-                        let config = launch_config(size, props)?;
+                        let props = properties(props)?;
+                        let config = launch_config(size, props.cooperative)?;
+                        args.c_parameters = props.c_parameters;
                         rt.launch_kernel(q, d, symbol, config, args)
                     })
                 })
@@ -314,7 +323,7 @@ fn max_cooperative(
                 let d = args::device(rt, device, "Device")?;
                 let symbol = live_symbol(rt, kernel, "Kernel")?;
                 let k = symbol.kernel()?;
-                let config = launch_config(size, null())?;
+                let config = launch_config(size, false)?;
                 let limits = d.launch_limits().tighter(k.limits());
                 crate::plugin::check_grid(limits, &config, &|| d.describe())?;
                 let out = args::out_ptr(out, "MaxGroupCount")?;

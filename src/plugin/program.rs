@@ -98,6 +98,11 @@ impl LaunchConfig {
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct KernelArgs {
     pub bytes: Vec<u8>,
+    /// The launch said the bytes are the kernel's parameters as a C struct whatever the
+    /// device's own convention (`OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS`): on the host
+    /// device, a kernel of LLVM's convention is then called with the platform's C calling
+    /// convention, from its parameter types. GPU kernels take their parameters so anyway.
+    pub c_parameters: bool,
 }
 
 impl KernelArgs {
@@ -105,6 +110,7 @@ impl KernelArgs {
     pub fn from_bytes(bytes: &[u8]) -> Self {
         KernelArgs {
             bytes: bytes.to_vec(),
+            c_parameters: false,
         }
     }
 
@@ -121,7 +127,10 @@ impl KernelArgs {
             bytes.extend_from_slice(value);
         }
         bytes.resize(bytes.len().next_multiple_of(struct_align), 0);
-        KernelArgs { bytes }
+        KernelArgs {
+            bytes,
+            c_parameters: false,
+        }
     }
 
     /// Size in bytes, as the caller gave it.
@@ -136,7 +145,12 @@ impl KernelArgs {
 
 impl std::fmt::Debug for KernelArgs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "KernelArgs({} bytes)", self.bytes.len())
+        let c = if self.c_parameters {
+            ", C parameters"
+        } else {
+            ""
+        };
+        write!(f, "KernelArgs({} bytes{c})", self.bytes.len())
     }
 }
 

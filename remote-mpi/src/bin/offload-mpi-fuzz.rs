@@ -154,6 +154,7 @@ fn request(rng: &mut Rng, known: &Known) -> Request {
             group_size: [small(rng), small(rng), small(rng)],
             dynamic_shared: size(rng, known),
             cooperative: rng.chance(50),
+            c_parameters: rng.chance(50),
             arguments: rng.some_bytes(64),
         },
         11 => Request::CopyWithin {

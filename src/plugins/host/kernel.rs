@@ -5,8 +5,12 @@
 //! `parallel_for` (the caller takes groups too, and a 1-group launch runs inline without
 //! allocating), each with the launch's argument buffer. Functions without a marker follow
 //! LLVM's host plugin convention and are called once per launch through libffi, the buffer
-//! unpacked into one pointer-sized value per argument.
+//! unpacked into one pointer-sized value per argument; or, when the launch says its buffer
+//! is the kernel's C parameters (`KernelArgs::c_parameters`), with their real types
+//! (`c_call`).
 
+use super::c_call::{self, Signature};
+use super::debug_types::DebugInfo;
 use super::facts::MAX_GROUP_SIZE;
 use super::kernel_abi::{HostKernelContext, HostKernelFn};
 use super::memfd_loader::LoadedLibrary;
@@ -57,6 +61,10 @@ pub struct HostKernel {
     local_memory: usize,
     /// Keeps the program loaded while the kernel exists.
     _library: Arc<LoadedLibrary>,
+    /// The program's DWARF, if any, and the signature read for typed calls (at the first
+    /// launch that needs it).
+    debug: Option<Arc<DebugInfo>>,
+    signature: OnceLock<Result<Signature>>,
 }
 
 impl HostKernel {
@@ -65,13 +73,24 @@ impl HostKernel {
         convention: Convention,
         local_memory: usize,
         library: Arc<LoadedLibrary>,
+        debug: Option<Arc<DebugInfo>>,
     ) -> Self {
         HostKernel {
             name: name.to_string(),
             convention,
             local_memory,
             _library: library,
+            debug,
+            signature: OnceLock::new(),
         }
+    }
+
+    /// The kernel's parameter types, for a launch whose arguments are its C parameters.
+    fn c_signature(&self) -> Result<&Signature> {
+        self.signature
+            .get_or_init(|| c_call::signature(&self.name, self.debug.as_deref()))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     pub fn convention(&self) -> Convention {
@@ -337,6 +356,9 @@ impl HostKernel {
     pub fn run(&self, config: &LaunchConfig, args: &KernelArgs) -> Result<()> {
         match self.convention {
             Convention::HostAbi { function, .. } => self.launch_host_abi(function, config, args),
+            Convention::Llvm { address } if args.c_parameters => {
+                c_call::call(address, self.c_signature()?, &args.bytes)
+            }
             Convention::Llvm { address } => self.launch_llvm(address, args),
         }
     }
@@ -352,9 +374,20 @@ impl Kernel for HostKernel {
     }
 
     /// Host ABI kernels take the size their marker gives; LLVM-convention kernels a
-    /// whole number of pointer-sized slots.
+    /// whole number of pointer-sized slots, or, called with their C parameters, those
+    /// parameters (whose types must be known).
     fn check_args(&self, args: &KernelArgs) -> Result<()> {
         let size = args.len();
+        if args.c_parameters && matches!(self.convention, Convention::Llvm { .. }) {
+            let signature = self.c_signature()?;
+            if !signature.fits(size) {
+                return Err(Error::invalid_argument(format!(
+                    "kernel '{}' takes {} bytes of parameters, but ArgumentsSize is {size}",
+                    self.name, signature.size
+                )));
+            }
+            return Ok(());
+        }
         match self.convention {
             Convention::HostAbi {
                 args_size: Some(expected),

@@ -4,15 +4,21 @@
 //! loaded from memory without touching any file system (`memfd_loader`). Their exported
 //! functions are kernels, called as `include/offload/host_kernel.h` describes: per
 //! work-group with a context when a `__ol_host_kernel_v2_<name>` marker says so
-//! (`kernel_abi`), otherwise once per launch in LLVM's host plugin convention (`kernel`).
+//! (`kernel_abi`), otherwise once per launch in LLVM's host plugin convention (`kernel`),
+//! or, for a launch whose arguments are the kernel's C parameters (clang's kernel-language
+//! launches), with the platform's C calling convention from the parameter types the
+//! image records (`c_call`: the mangled name, `mangled`, and DWARF, `debug_types`).
 
 mod block_cache;
+mod c_call;
 pub mod cpu_features;
+mod debug_types;
 mod elf_image;
 mod facts;
 mod huge_pages;
 mod kernel;
 pub mod kernel_abi;
+mod mangled;
 mod memfd_loader;
 mod memory;
 mod program;

@@ -1,6 +1,7 @@
 //! A program on the host device: a shared object loaded from memory, its kernels and
 //! global variables taken from its dynamic symbol table.
 
+use super::debug_types::DebugInfo;
 use super::elf_image::{dynamic_symbols, DynKind};
 use super::kernel::{Convention, HostKernel};
 use super::kernel_abi::{self, HostKernelFn, HostKernelMarker};
@@ -28,6 +29,8 @@ pub struct HostProgram {
     library: Arc<LoadedLibrary>,
     symbols: HashMap<String, Entry>,
     local_memory: usize,
+    /// The image's DWARF, where it has some: parameter types for typed calls.
+    debug: Option<Arc<DebugInfo>>,
 }
 
 impl HostProgram {
@@ -95,6 +98,7 @@ impl HostProgram {
             library,
             symbols,
             local_memory,
+            debug: DebugInfo::from_image(image).map(Arc::new),
         })
     }
 
@@ -190,6 +194,7 @@ impl Program for HostProgram {
                 *convention,
                 self.local_memory,
                 self.library.clone(),
+                self.debug.clone(),
             ))),
             Some(Entry::Kernel(KernelEntry::UnknownAbi(version))) => {
                 Err(Error::invalid_binary(format!(

@@ -11,7 +11,7 @@ use crate::plugin::foundation::copy;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::foundation::flags::trace;
 use crate::plugin::{
-    AllocKind, Device, DeviceInfo, DeviceType, InfoValue, LaunchConfig, Program, Stream,
+    AllocKind, Device, DeviceInfo, DeviceType, InfoValue, KernelArgs, LaunchConfig, Program, Stream,
 };
 use std::sync::Arc;
 
@@ -37,7 +37,7 @@ impl RemoteDevice {
         &self,
         kernel: &RemoteKernel,
         config: &LaunchConfig,
-        arguments: Vec<u8>,
+        args: KernelArgs,
         stream: u64,
     ) -> Result<()> {
         let request = Request::Launch {
@@ -49,7 +49,8 @@ impl RemoteDevice {
             group_size: config.group_size,
             dynamic_shared: config.dyn_shared_memory as u64,
             cooperative: config.cooperative,
-            arguments,
+            c_parameters: args.c_parameters,
+            arguments: args.bytes,
         };
         if stream != 0 {
             return self.session.post(self.rank, &request);

@@ -104,7 +104,7 @@ impl Kernel for RemoteKernel {
 
     /// On the server's stream 0, which answers when the kernel is done.
     fn run_direct(&self, config: &LaunchConfig, args: &KernelArgs) -> Option<Result<()>> {
-        Some(self.device.launch(self, config, args.bytes.clone(), 0))
+        Some(self.device.launch(self, config, args.clone(), 0))
     }
 
     /// The server's device answers no occupancy query yet: its largest group.

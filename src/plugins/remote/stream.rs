@@ -70,7 +70,7 @@ impl OpHooks for RemoteOps {
     ) -> Result<()> {
         self.kernels_queued.store(true, Ordering::Release);
         self.used.store(true, Ordering::Relaxed);
-        self.device.launch(kernel, config, args.bytes, self.stream)
+        self.device.launch(kernel, config, args, self.stream)
     }
 }
 

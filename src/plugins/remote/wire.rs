@@ -93,6 +93,8 @@ pub enum Request {
         dynamic_shared: u64,
         /// All groups resident at once (checked against `CooperativeGroups`).
         cooperative: bool,
+        /// The arguments are the kernel's C parameters (`KernelArgs::c_parameters`).
+        c_parameters: bool,
         arguments: Vec<u8>,
     },
     Exit,
@@ -372,6 +374,7 @@ impl Request {
                 group_size,
                 dynamic_shared,
                 cooperative,
+                c_parameters,
                 arguments,
             } => {
                 w.u8(9)
@@ -383,7 +386,7 @@ impl Request {
                     w.u32(*d);
                 }
                 w.u64(*dynamic_shared)
-                    .u8(u8::from(*cooperative))
+                    .u8(u8::from(*cooperative) | u8::from(*c_parameters) << 1)
                     .bytes(arguments)
             }
             Request::Exit => w.u8(10),
@@ -479,17 +482,27 @@ impl Request {
                 kind: r.u32("symbol kind")?,
                 name: r.string("symbol name")?,
             },
-            9 => Request::Launch {
-                stream: r.u64("stream")?,
-                device: r.u32("device")?,
-                kernel: r.u64("kernel")?,
-                dimensions: r.u32("dimensions")?,
-                groups: r.dims("group counts")?,
-                group_size: r.dims("group size")?,
-                dynamic_shared: r.u64("dynamic shared memory")?,
-                cooperative: r.u8("cooperative flag")? != 0,
-                arguments: r.bytes("kernel arguments")?,
-            },
+            9 => {
+                let (stream, device, kernel) =
+                    (r.u64("stream")?, r.u32("device")?, r.u64("kernel")?);
+                let dimensions = r.u32("dimensions")?;
+                let groups = r.dims("group counts")?;
+                let group_size = r.dims("group size")?;
+                let dynamic_shared = r.u64("dynamic shared memory")?;
+                let flags = r.u8("launch flags")?;
+                Request::Launch {
+                    stream,
+                    device,
+                    kernel,
+                    dimensions,
+                    groups,
+                    group_size,
+                    dynamic_shared,
+                    cooperative: flags & 1 != 0,
+                    c_parameters: flags & 2 != 0,
+                    arguments: r.bytes("kernel arguments")?,
+                }
+            }
             10 => Request::Exit,
             11 => Request::CheckImage {
                 device: r.u32("device")?,
@@ -843,6 +856,7 @@ mod tests {
                 group_size: [64, 1, 1],
                 dynamic_shared: 512,
                 cooperative: true,
+                c_parameters: true,
                 arguments: vec![9; 24],
             },
             Request::Exit,

@@ -600,6 +600,7 @@ impl Server {
                 group_size,
                 dynamic_shared,
                 cooperative,
+                c_parameters,
                 arguments,
             } => {
                 let (_, found) = self
@@ -614,7 +615,10 @@ impl Server {
                     dynamic_shared as usize,
                     cooperative,
                 );
-                let args = KernelArgs { bytes: arguments };
+                let args = KernelArgs {
+                    bytes: arguments,
+                    c_parameters,
+                };
                 // The one check the application's runtime makes too: a request is not
                 // trusted, and streams run launches unchecked.
                 let on = self.device(device)?;
