@@ -57,6 +57,19 @@
  *    so ArgumentsSize must be a multiple of sizeof(void *) (else
  *    OL_ERRC_INVALID_ARGUMENT); a smaller argument occupies a whole slot.
  *    olCalculateOptimalOccupancy answers 1.
+ *    A launch through olLaunchKernelWithProperties with
+ *    OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS (what libomptarget's kernel-language path
+ *    uses for CUDA source built with -foffload-via-llvm) passes instead the kernel's
+ *    parameters as a C struct, and the function is called with the platform's C calling
+ *    convention (x86-64 System V), so float, double, long double, narrow integers and
+ *    structs by value arrive as the function declares them. The types come from the
+ *    function's C++ mangled name; a class or enum by value, or a function without a
+ *    mangled name (extern "C"), needs the program's DWARF (built with -g), which says
+ *    how it is laid out and passed. A launch whose types are not known that way, or
+ *    that libffi cannot describe (__int128, _Float16, vectors, unions, bit-fields,
+ *    packed or over-aligned structs), fails with OL_ERRC_UNSUPPORTED naming the
+ *    parameter; ArgumentsSize other than the parameters' size fails with
+ *    OL_ERRC_INVALID_ARGUMENT.
  *
  * Everything a kernel or a global variable uses must be exported with default
  * visibility (the default for cc -shared); OL_HOST_KERNEL and OL_HOST_GLOBAL say so

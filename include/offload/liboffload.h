@@ -257,6 +257,14 @@ typedef enum ol_kernel_launch_prop_type_t {
   // `data` points to a `bool`: launch cooperatively (all groups resident at once).
   OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE = 1,
   OL_KERNEL_LAUNCH_PROP_TYPE_LAST = 2,
+  // Extension. `data` points to a `bool`: `ArgumentsData` is the kernel's parameters
+  // laid out as a C struct (what clang's kernel-language launches pass), whatever the
+  // device's own convention. A host-device kernel without an `OL_HOST_KERNEL` marker
+  // is then called with the platform's C calling convention, from the parameter types
+  // its mangled name gives (and the program's debug information, for classes by value
+  // and `extern "C"` kernels); a launch whose types cannot be known is refused with
+  // `OL_ERRC_UNSUPPORTED`. GPU kernels take their arguments so in any case
+  OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS = 65536,
   OL_KERNEL_LAUNCH_PROP_TYPE_FORCE_UINT32 = 2147483647,
 } ol_kernel_launch_prop_type_t;
 

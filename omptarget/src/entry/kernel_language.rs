@@ -5,18 +5,18 @@
 //! `llvmLaunchKernel` with the stub's address (the region ID of the kernel's offload
 //! entry) and the arguments packed as the kernel takes them.
 //!
-//! Launches go to device 0, synchronously, as LLVM's do. On a GPU the packed arguments
-//! are the kernel's parameter buffer. On the host device the kernel is a plain function
-//! of the same parameters, which this layer calls by LLVM's host convention (one
-//! pointer-sized integer per parameter): the kernel's mangled name says where each
-//! parameter lies in the packed arguments (`kernel_params`), and a floating-point or
-//! by-value class parameter, which that convention cannot pass, is refused with its
-//! reason. A name it cannot read (`extern "C"`, templates) is passed as one value per 8
-//! bytes. (LLVM's own host plugin crashes on these launches: the argument pointer array
-//! clang 22 passes is NULL.)
+//! Launches go to device 0, synchronously, as LLVM's do, with the packed arguments as
+//! they are and the launch property that says they are the kernel's C parameters
+//! (`OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS`). A GPU takes them as its parameter buffer.
+//! On the host device the kernel is a plain function of the same parameters, which
+//! liboffload's host device then calls with the platform's C calling convention, from
+//! the parameter types the image records (the kernel's mangled name, and its debug
+//! information for classes by value and `extern "C"` kernels); a kernel whose types it
+//! cannot know is refused there, and the refusal is this launch's result. (LLVM's own
+//! host plugin crashes on these launches: the argument pointer array clang 22 passes is
+//! NULL.)
 
 use crate::devices::registry::{self, Target};
-use crate::launch::kernel_params::{self, Params};
 use crate::plugin::ol;
 use crate::report::boundary::boundary;
 use crate::report::policy::message;
@@ -171,66 +171,16 @@ unsafe fn launch(
     let Some(Target::Device(device)) = registry::resolve(0) else {
         return Err("no offload device: no image of this program fits any device".into());
     };
-    let (handle, kernel, on_gpu, name) = {
+    let (handle, kernel) = {
         let mut state = registry::state();
         state.load_images(device)?;
         let dev = &state.devices[device];
         let kernel = dev.kernels.get(&func).copied().ok_or_else(|| {
             format!("no kernel of device {device} has the host stub at {func:#x}")
         })?;
-        let name = state.entry_name(func).unwrap_or_default();
-        (dev.handle, kernel, dev.gpu.is_some(), name)
+        (dev.handle, kernel)
     };
-    if on_gpu {
-        return ol::launch_grid(None, handle, kernel, packed, blocks, threads, shared);
-    }
-    let values = host_values(&name, packed)?;
-    ol::launch_grid(
-        None,
-        handle,
-        kernel,
-        ol::as_bytes(&values),
-        blocks,
-        threads,
-        shared,
-    )
-}
-
-/// The arguments of kernel `name` as the host convention passes them: one
-/// pointer-sized value per parameter where the mangled name tells the parameters, else
-/// one per 8 bytes of the packed arguments. A parameter that convention cannot pass is
-/// refused rather than passed wrong.
-pub fn host_values(name: &str, packed: &[u8]) -> Result<Vec<usize>, String> {
-    match kernel_params::parse(name) {
-        Params::Integers(params) => params
-            .iter()
-            .map(|p| {
-                let bytes = packed.get(p.offset..p.offset + p.size).ok_or_else(|| {
-                    format!(
-                        "kernel '{name}' takes {} bytes of arguments, {} were passed",
-                        p.offset + p.size,
-                        packed.len()
-                    )
-                })?;
-                Ok(slot_value(bytes))
-            })
-            .collect(),
-        Params::Unsupported(what) => Err(format!(
-            "kernel '{name}' takes {what}, which the host device's calling convention \
-             (pointer-sized integers) cannot pass; run it on a GPU"
-        )),
-        Params::Unknown => Ok(packed
-            .chunks(std::mem::size_of::<usize>())
-            .map(slot_value)
-            .collect()),
-    }
-}
-
-/// Up to 8 bytes as one zero-extended pointer-sized value.
-fn slot_value(bytes: &[u8]) -> usize {
-    let mut slot = [0u8; std::mem::size_of::<usize>()];
-    slot[..bytes.len()].copy_from_slice(bytes);
-    usize::from_ne_bytes(slot)
+    ol::launch_c_parameters(handle, kernel, packed, blocks, threads, shared)
 }
 
 #[cfg(test)]
@@ -245,30 +195,6 @@ mod tests {
             .extents("block")
             .unwrap_err()
             .contains("x must be"));
-    }
-
-    #[test]
-    fn packed_arguments_become_one_value_per_parameter() {
-        // (int a, int b, long *p): two ints share the first 8 bytes.
-        let mut packed = Vec::new();
-        packed.extend_from_slice(&3u32.to_ne_bytes());
-        packed.extend_from_slice(&(-4i32).to_ne_bytes());
-        packed.extend_from_slice(&0x1122_3344_5566_7788usize.to_ne_bytes());
-        assert_eq!(
-            host_values("_Z1kiiPl", &packed).unwrap(),
-            vec![3, 0xffff_fffc, 0x1122_3344_5566_7788]
-        );
-        // Unknown names: one value per 8 bytes.
-        assert_eq!(
-            host_values("plain", &packed).unwrap(),
-            vec![0xffff_fffc_0000_0003, 0x1122_3344_5566_7788]
-        );
-        assert!(host_values("_Z1kPid", &packed)
-            .unwrap_err()
-            .contains("a double parameter"));
-        assert!(host_values("_Z1kPlPl", &packed[..12])
-            .unwrap_err()
-            .contains("16 bytes of arguments, 12 were passed"));
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! itself, and `nowait` regions left in flight.
 
 pub mod kernel;
-pub mod kernel_params;
 pub mod launch_plan;
 pub mod nowait;
 pub mod target_region;

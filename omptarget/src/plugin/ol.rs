@@ -353,19 +353,7 @@ pub fn launch_grid(
     threads: [u32; 3],
     dyn_shared: usize,
 ) -> Result<()> {
-    let dims = |[x, y, z]: [u32; 3]| ol_dimensions_t { x, y, z };
-    let size = ol_kernel_launch_size_args_t {
-        Dimensions: if blocks[2] > 1 || threads[2] > 1 {
-            3
-        } else if blocks[1] > 1 || threads[1] > 1 {
-            2
-        } else {
-            1
-        },
-        NumGroups: dims(blocks),
-        GroupSize: dims(threads),
-        DynSharedMemory: dyn_shared,
-    };
+    let size = size_args(blocks, threads, dyn_shared);
     let data: *const c_void = if args.is_empty() {
         null()
     } else {
@@ -382,6 +370,69 @@ pub fn launch_grid(
         ),
         "olLaunchKernel",
     )
+}
+
+/// `launch_grid` (synchronous) with arguments that are the kernel's parameters as a C
+/// struct, so the host device calls the kernel with the C calling convention
+/// (`OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS`; GPUs take their arguments so anyway).
+pub fn launch_c_parameters(
+    device: Device,
+    kernel: Symbol,
+    args: &[u8],
+    blocks: [u32; 3],
+    threads: [u32; 3],
+    dyn_shared: usize,
+) -> Result<()> {
+    let size = size_args(blocks, threads, dyn_shared);
+    let mut yes = true;
+    let properties = [
+        ol_kernel_launch_prop_t {
+            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS,
+            data: (&mut yes as *mut bool).cast(),
+        },
+        ol_kernel_launch_prop_t {
+            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_NONE,
+            data: null_mut(),
+        },
+    ];
+    let data: *const c_void = if args.is_empty() {
+        null()
+    } else {
+        args.as_ptr().cast()
+    };
+    check(
+        olLaunchKernelWithProperties(
+            null_mut(),
+            device.0,
+            kernel.0,
+            data,
+            args.len(),
+            &size,
+            properties.as_ptr(),
+        ),
+        "olLaunchKernelWithProperties",
+    )
+}
+
+/// A launch's grid as `olLaunchKernel` takes it.
+fn size_args(
+    blocks: [u32; 3],
+    threads: [u32; 3],
+    dyn_shared: usize,
+) -> ol_kernel_launch_size_args_t {
+    let dims = |[x, y, z]: [u32; 3]| ol_dimensions_t { x, y, z };
+    ol_kernel_launch_size_args_t {
+        Dimensions: if blocks[2] > 1 || threads[2] > 1 {
+            3
+        } else if blocks[1] > 1 || threads[1] > 1 {
+            2
+        } else {
+            1
+        },
+        NumGroups: dims(blocks),
+        GroupSize: dims(threads),
+        DynSharedMemory: dyn_shared,
+    }
 }
 
 /// Whether `ptr` lies in an allocation liboffload made (of any device).

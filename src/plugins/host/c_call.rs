@@ -403,9 +403,9 @@ mod tests {
         buf[8..12].copy_from_slice(&7i32.to_ne_bytes());
         buf[16..24].copy_from_slice(&(-3i64).to_ne_bytes());
         buf[24..32].copy_from_slice(&0.5f64.to_ne_bytes());
-        call(mixed as usize, &s, &buf).unwrap();
+        call(mixed as *const () as usize, &s, &buf).unwrap();
         assert_eq!(result, 4.5);
-        assert!(call(mixed as usize, &s, &buf[..24])
+        assert!(call(mixed as *const () as usize, &s, &buf[..24])
             .unwrap_err()
             .to_string()
             .contains("take 32 bytes"));
@@ -427,7 +427,7 @@ mod tests {
         buf[8..12].copy_from_slice(&0.25f32.to_ne_bytes());
         buf[16..32].copy_from_slice(&bytes(&[(0, &Q { a: 10.0, b: 2.0 })], 16));
         buf[32..40].copy_from_slice(&(&mut result as *mut f64 as usize).to_ne_bytes());
-        call(structs as usize, &s, &buf).unwrap();
+        call(structs as *const () as usize, &s, &buf).unwrap();
         assert_eq!(result, 6.0 + 0.25 + 8.0);
     }
 }

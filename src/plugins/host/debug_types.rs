@@ -284,6 +284,24 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Whether unit `u` is C (not C++), by its language.
+    fn is_c(&self, u: usize) -> Result<bool, String> {
+        let mut cursor = self.units[u].entries();
+        let Some((_, root)) = cursor.next_dfs().map_err(text)? else {
+            return Ok(false);
+        };
+        Ok(matches!(
+            root.attr_value(gimli::DW_AT_language).map_err(text)?,
+            Some(AttributeValue::Language(
+                gimli::DW_LANG_C
+                    | gimli::DW_LANG_C89
+                    | gimli::DW_LANG_C99
+                    | gimli::DW_LANG_C11
+                    | gimli::DW_LANG_C17
+            ))
+        ))
+    }
+
     fn type_name(&self, u: usize, entry: &Entry<'a, '_>) -> String {
         self.string(u, entry, gimli::DW_AT_name)
             .unwrap_or_else(|| String::from("(anonymous)"))
@@ -298,7 +316,11 @@ impl<'a> Reader<'a> {
             .map_err(text)?
             .is_some()
         {
-            return Err(format!("'{name}' is only declared in this unit"));
+            return Err(format!(
+                "the debug information declares '{name}' without its layout (clang gives a \
+                 class's layout only where one of its constructors is compiled, unless \
+                 built with -fstandalone-debug)"
+            ));
         }
         let size = Self::number(entry, gimli::DW_AT_byte_size)?
             .ok_or_else(|| format!("'{name}' has no size"))? as usize;
@@ -308,6 +330,8 @@ impl<'a> Reader<'a> {
         {
             Some(AttributeValue::CallingConvention(gimli::DW_CC_pass_by_reference)) => true,
             Some(AttributeValue::CallingConvention(gimli::DW_CC_pass_by_value)) => false,
+            // C has no class a constructor or destructor makes pass by address.
+            None if self.is_c(u)? => false,
             _ => {
                 return Err(format!(
                     "the debug information does not say how '{name}' is passed (DWARF 5's \
