@@ -78,6 +78,11 @@ impl Struct {
         let mut end = 0usize;
         let mut align = 1usize;
         for (offset, field) in &fields {
+            if let CType::ByAddress { name: class, .. } = field {
+                return Err(format!(
+                    "'{name}' has a field of class '{class}', passed by address"
+                ));
+            }
             let natural = end.next_multiple_of(field.align());
             if *offset != natural {
                 return Err(format!(
@@ -230,7 +235,16 @@ pub fn signature(name: &str, debug: Option<&DebugInfo>) -> Result<Signature> {
              {count}",
             params.len()
         ))),
-        (Some(params), _) => Ok(Signature::new(params)),
+        (Some(params), _) => {
+            if let Some(p) = params.iter().find(|p| p.align() > BUFFER_ALIGN) {
+                return Err(unsupported(format!(
+                    "kernel '{name}' takes a parameter aligned to {} bytes (at most \
+                     {BUFFER_ALIGN} are supported)",
+                    p.align()
+                )));
+            }
+            Ok(Signature::new(params))
+        }
         (None, Some((class, _))) => Err(unsupported(format!(
             "kernel '{name}' takes '{class}' by value; the program image does not say how \
              '{class}' is laid out (a struct of floats, of integers, an enum, or a class \
@@ -261,12 +275,6 @@ pub fn call(address: usize, signature: &Signature, bytes: &[u8]) -> Result<()> {
             bytes.len()
         )));
     }
-    if let Some(p) = signature.params.iter().find(|p| p.align() > BUFFER_ALIGN) {
-        return Err(Error::new(
-            ErrorCode::Unsupported,
-            format!("a parameter aligned to {} bytes", p.align()),
-        ));
-    }
     let mut copy = vec![Aligned([0; BUFFER_ALIGN]); bytes.len().div_ceil(BUFFER_ALIGN)];
     for (block, chunk) in copy.iter_mut().zip(bytes.chunks(BUFFER_ALIGN)) {
         block.0[..chunk.len()].copy_from_slice(chunk);
@@ -295,8 +303,8 @@ pub fn call(address: usize, signature: &Signature, bytes: &[u8]) -> Result<()> {
     // kernel's library). Its parameters are `signature.params` (from its mangled name or
     // its debug information), which `cif` describes, returning void. Each entry of
     // `values` points to a value of its parameter's type: into `copy`, 16-byte aligned,
-    // which holds every parameter (`fits`) at its natural alignment (at most 16, checked
-    // above), or, for a class passed by address, to a pointer to the object in `copy`.
+    // which holds every parameter (`fits`) at its natural alignment (at most 16:
+    // mangled-name types are, and `signature` refuses more from debug information), or, for a class passed by address, to a pointer to the object in `copy`.
     // `copy`, `addresses` and `values` outlive the call; the result buffer is never
     // written for a void function.
     unsafe {
