@@ -209,10 +209,7 @@ impl Parser<'_> {
                 // local and unnamed types: not followed.
                 _ => return None,
             }
-            let more = match self.peek()? {
-                b'E' => false,
-                _ => true,
-            };
+            let more = self.peek()? != b'E';
             // Every prefix is a candidate, and so is the whole name of a type; a
             // function's own name is not.
             if !from_substitution && (more || is_type) {
