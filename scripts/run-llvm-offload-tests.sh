@@ -12,36 +12,89 @@
 # (api/, mapping/, ..., Inputs/). The script is therefore a measuring tool
 # only; it is not called by scripts/test.sh.
 #
-# Usage: run-llvm-offload-tests.sh [--remote SERVER] TESTDIR LIBDIR [LOGDIR]
+# Usage: run-llvm-offload-tests.sh [--clang 19|22] [--remote SERVER] [--save FILE]
+#                                  [--compare FILE] TESTDIR LIBDIR [LOGDIR]
+#   --clang N  the LLVM release the tests are built for (default 19): clang-N,
+#            LLVM N's FileCheck and not, the binaries then load libomptarget.so.N.1.
+#            22: clang-22 and llvm-22-tools (FileCheck, not), clang-tools-22
+#            (clang-linker-wrapper) and llvm-22 (llvm-offload-binary), and libomp-22-dev's
+#            omp.h and libomp.so. libomp-22-dev conflicts with the libomp-19-dev that the
+#            clang-19 mode needs, so it is not installed but unpacked into
+#            _deps/libomp-22-dev of this repository (OFFLOAD_LIBOMP22_ROOT to use another
+#            folder); when it is missing this script unpacks it there itself, as
+#            scripts/common.sh's fetch_libomp22 does (apt-get download libomp-22-dev;
+#            dpkg-deb -x). Debian's libomp-22-dev has no libomp.so.5 of its own: it depends
+#            on libomp5-19, whose libomp.so.5 both modes' binaries run with.
 #   --remote SERVER  run each test binary as the application rank of an MPI job
 #            beside one device server (SERVER, e.g. _install/bin/offload-mpi-device),
 #            with OFFLOAD_PLATFORMS=mpi, so that the remote device is OpenMP's only
 #            device (device 0, the default); mpirun --enable-recovery, so that a lost
 #            server is the application's error to report
+#   --save FILE  write the names of the tests that passed to FILE, one a line (the
+#            lists of what LLVM's own libraries pass are kept in
+#            scripts/llvm-offload-tests/passes-llvmN.txt)
+#   --compare FILE  after the run, name every test FILE lists (lines starting with #
+#            are comments) that did not pass here ("MISSING name"), and exit 1 if any
 #   TESTDIR  folder holding the downloaded test files
 #   LIBDIR   folder put on LD_LIBRARY_PATH when the test binaries run
-#            (e.g. /usr/lib/llvm-19/lib or /work/main/_install/lib)
+#            (e.g. /usr/lib/llvm-19/lib, /usr/lib/llvm-22/lib or /work/main/_install/lib)
 #   LOGDIR   where per-test scripts/logs go (default: a fresh temp folder)
 # Prints "PASS|FAIL|SKIP name (reason)" per test and a summary line.
-# Needs clang-19 and FileCheck/not (Debian: llvm-19-tools).
+# Needs clang-19 and FileCheck/not (Debian: llvm-19-tools), or their LLVM 22 twins.
 
 set -u
-SERVER=""
-if [ "${1:-}" = "--remote" ]; then
-  SERVER=$(cd "$(dirname "${2:?server binary}")" && pwd)/$(basename "$2"); shift 2
-fi
+SERVER="" RELEASE=19 SAVE="" COMPARE=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --remote) SERVER=$(cd "$(dirname "${2:?server binary}")" && pwd)/$(basename "$2"); shift 2;;
+    --clang) RELEASE=${2:?release}; shift 2;;
+    --save) SAVE=${2:?file}; shift 2;;
+    --compare) COMPARE=$(cd "$(dirname "${2:?file}")" && pwd)/$(basename "$2"); shift 2;;
+    --) shift; break;;
+    -*) echo "unknown option $1" >&2; exit 2;;
+    *) break;;
+  esac
+done
+case "$RELEASE" in 19|22) ;; *) echo "--clang: 19 or 22, not $RELEASE" >&2; exit 2;; esac
+[ -z "$COMPARE" ] || [ -f "$COMPARE" ] || { echo "no list $COMPARE" >&2; exit 2; }
 TESTDIR=$(cd "${1:?test folder}" && pwd)
 LIBDIR=$(cd "${2:?library folder}" && pwd)
 LOGDIR=${3:-$(mktemp -d /tmp/llvm-offload-run.XXXXXX)}
 mkdir -p "$LOGDIR" && LOGDIR=$(cd "$LOGDIR" && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-LLVM=/usr/lib/llvm-19
+LLVM=/usr/lib/llvm-$RELEASE
 T=x86_64-pc-linux-gnu                      # the one target we run
-CC=clang-19 CXX=clang++-19
+CC=clang-$RELEASE CXX=clang++-$RELEASE
 OMPFLAGS="-fopenmp -pthread"               # %openmp_flags
-FLAGS="-I $TESTDIR -I $LLVM/lib/clang/19/include -L $LLVM/lib -nogpulib"  # %flags
+# lit.cfg's %flags: the tests' folder, omp.h's folder, the libraries' folders (LLVM's
+# libomptarget.so to link with; the binaries load LIBDIR's).
+HOSTRTL=$LLVM/lib                          # where libomp.so is
+RTLPATH=""                                 # added to LD_LIBRARY_PATH after LIBDIR
+OMPINC=$LLVM/lib/clang/$RELEASE/include    # where omp.h is
+if [ "$RELEASE" = 22 ] && { [ ! -f "$OMPINC/omp.h" ] || [ ! -e "$HOSTRTL/libomp.so" ]; }; then
+  # libomp-22-dev is not installed (it conflicts with libomp-19-dev): its unpacked copy.
+  LIBOMP22=${OFFLOAD_LIBOMP22_ROOT:-$ROOT/_deps/libomp-22-dev}
+  HOSTRTL=$LIBOMP22/usr/lib/llvm-22/lib
+  OMPINC=$HOSTRTL/clang/22/include
+  RTLPATH=":$HOSTRTL"                      # (lit puts the host runtime's folder there)
+  if [ ! -f "$OMPINC/omp.h" ] || [ ! -e "$HOSTRTL/libomp.so" ]; then
+    if [ -n "${OFFLOAD_LIBOMP22_ROOT:-}" ]; then
+      echo "no libomp-22-dev in $LIBOMP22 (OFFLOAD_LIBOMP22_ROOT)" >&2; exit 2
+    fi
+    echo "unpacking libomp-22-dev into $LIBOMP22 (apt-get download, dpkg-deb -x)" >&2
+    ( source "$ROOT/scripts/common.sh" && fetch_libomp22 ) >&2 || exit 2
+  fi
+fi
+FLAGS="-I $TESTDIR -I $OMPINC -L $LLVM/lib -nogpulib"  # %flags
+[ "$HOSTRTL" = "$LLVM/lib" ] || FLAGS="-I $TESTDIR -I $OMPINC -L $HOSTRTL -L $LLVM/lib -nogpulib"
 DEVRTL=""                                  # lit.cfg's add_libraries()
+# (LLVM 19 links the host target's programs with libomptarget.devicertl.a; LLVM 22
+# builds its device runtime for GPU targets only: Debian's llvm-22 ships none.)
 [ -f "$LLVM/lib/libomptarget.devicertl.a" ] && DEVRTL=" $LLVM/lib/libomptarget.devicertl.a"
+for tool in "$CC" "$CXX" "$LLVM/bin/FileCheck" "$LLVM/bin/not"; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (LLVM $RELEASE)" >&2; exit 2; }
+done
 FC="$LLVM/bin/FileCheck"
 NOT="$LLVM/bin/not"
 # lit features the x86_64 host target has (see lit.cfg: the target name,
@@ -153,9 +206,10 @@ EOS
 fi
 
 pass=0 fail=0 skip=0
+: > "$LOGDIR/results.txt"
 while IFS= read -r f; do
   name=${f#$TESTDIR/}
-  say() { echo "$1 $name${2:+ ($2)}"; }
+  say() { echo "$1 $name${2:+ ($2)}" | tee -a "$LOGDIR/results.txt"; }
   case "$f" in *.f90) say SKIP "Fortran, no flang"; skip=$((skip+1)); continue;; esac
   mapfile -t runs < <(run_lines "$f")
   if [ ${#runs[@]} -eq 0 ]; then say SKIP "no RUN lines"; skip=$((skip+1)); continue; fi
@@ -174,7 +228,7 @@ while IFS= read -r f; do
       echo "echo '+ '$(printf '%q' "$(expand "$r" "$f" "$tmp")") >&2"
       echo "$(expand "$r" "$f" "$tmp") || exit \$?"
     done; } > "$script"
-  env -u OMP_TARGET_OFFLOAD LD_LIBRARY_PATH="$LIBDIR" PATH="$LLVM/bin:$PATH" REMOTE_SERVER="$SERVER" \
+  env -u OMP_TARGET_OFFLOAD LD_LIBRARY_PATH="$LIBDIR$RTLPATH" PATH="$LLVM/bin:$PATH" REMOTE_SERVER="$SERVER" \
     timeout 60 bash "$script" < /dev/null > "$log" 2>&1
   rc=$?
   if [ $rc -eq 124 ]; then ok=1; why="timeout 60 s"; elif [ $rc -ne 0 ]; then ok=1; why="exit $rc"; else ok=0; why=""; fi
@@ -185,3 +239,23 @@ while IFS= read -r f; do
   else say FAIL "$why, log $log"; fail=$((fail+1)); fi
 done < <(find "$TESTDIR" -path "$TESTDIR/Inputs" -prune -o -type f \( -name '*.c' -o -name '*.cpp' -o -name '*.cc' -o -name '*.f90' \) -print | sort)
 echo "passed $pass, failed $fail, skipped $skip"
+if [ -n "$SAVE" ]; then
+  sources=""
+  [ -f "$TESTDIR/SOURCES.txt" ] && sources=" (SOURCES.txt sha256 $(sha256sum "$TESTDIR/SOURCES.txt" | cut -c1-16))"
+  { echo "# LLVM's offload tests that passed: run-llvm-offload-tests.sh --clang $RELEASE${SERVER:+ --remote},"
+    echo "# binaries built by $CC, run on the libomptarget.so.$RELEASE.1 in $LIBDIR:"
+    echo "# $pass passed, $fail failed, $skip skipped of the test files$sources"
+    grep '^PASS ' "$LOGDIR/results.txt" | cut -d' ' -f2 | sort; } > "$SAVE"
+fi
+if [ -n "$COMPARE" ]; then
+  # The tests the list names that did not pass in this run.
+  missing=$(grep -v -e '^#' -e '^$' "$COMPARE" | sort |
+    comm -23 - <(grep '^PASS ' "$LOGDIR/results.txt" | cut -d' ' -f2 | sort))
+  listed=$(grep -c -v -e '^#' -e '^$' "$COMPARE")
+  if [ -n "$missing" ]; then
+    sed 's/^/MISSING /' <<<"$missing"
+    echo "of the $listed tests $(basename "$COMPARE") lists, $(wc -l <<<"$missing") did not pass"
+    exit 1
+  fi
+  echo "all $listed tests $(basename "$COMPARE") lists passed"
+fi

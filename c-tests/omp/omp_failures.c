@@ -51,6 +51,14 @@ static void register_inconsistent_requires(void) {
   __tgt_register_lib(&binary);
 }
 
+/* A mapper whose component must be present: each construct through it fails inside the
+ * mapper (LLVM 22 words the targetDataBegin line of that failure without a period). */
+typedef struct {
+  int x, y;
+} pair_t;
+#pragma omp declare mapper(needs_y : pair_t p) map(present, tofrom : p.y)
+static pair_t pair;
+
 int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "";
   int a[4] = {1, 2, 3, 4};
@@ -73,12 +81,21 @@ int main(int argc, char **argv) {
   } else if (!strcmp(which, "bad-device")) {
 #pragma omp target device(42) map(tofrom : b)
     { b = 1; }
+  } else if (!strcmp(which, "mapper-enter")) {
+#pragma omp target enter data map(mapper(needs_y), to : pair)
+  } else if (!strcmp(which, "mapper-exit")) {
+#pragma omp target exit data map(mapper(needs_y), from : pair)
+  } else if (!strcmp(which, "mapper-update")) {
+#pragma omp target update to(mapper(needs_y) : pair)
+  } else if (!strcmp(which, "mapper-region")) {
+#pragma omp target map(mapper(needs_y), tofrom : pair)
+    { pair.y = 1; }
   } else if (!strcmp(which, "requires-mismatch")) {
     register_inconsistent_requires();
   } else {
     printf("unknown case\n");
     return 2;
   }
-  printf("not reached: %d %d\n", a[0], b);
+  printf("not reached: %d %d %d\n", a[0], b, pair.y);
   return 0;
 }

@@ -74,12 +74,7 @@ fn null_pointer_error(present: bool) -> Failed {
 
 /// Finds or creates the mapping of one range and copies `to` data when it is new (or
 /// `always`).
-fn target_pointer(
-    table: &mut MappingTable,
-    devs: Devices,
-    r: &Request,
-    pending: &attach::Pending,
-) -> Result<Target, Failed> {
+fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Result<Target, Failed> {
     let has = |flag: i64| r.flags & flag != 0;
     let hold = has(mt::OMPX_HOLD);
     let mut t = Target {
@@ -101,13 +96,13 @@ fn target_pointer(
             m.add_ref(hold);
             " (incremented)"
         } else {
-            // A member allocated with its struct just now is new too: LLVM 19 guesses so
-            // from the count; LLVM 22 knows what this construct allocated.
-            t.is_new = if policy::llvm_release() < 22 {
-                m.total_refs() == 1
-            } else {
-                pending.is_new(r.begin)
-            };
+            // A member allocated with its struct just now is new too, which LLVM (19 and
+            // 22 alike) tells from the count alone: an entry at one reference is new,
+            // whoever made it. So a mapper's components and struct members over a
+            // mapping an earlier construct left at one reference copy their `to` data
+            // again, while those over a mapping counted twice copy nothing, even one this
+            // construct allocated.
+            t.is_new = m.total_refs() == 1;
             " (update suppressed)"
         };
         let implicit = has(mt::IMPLICIT);
@@ -231,9 +226,12 @@ fn begin_list(
             let parts = mapper::expand(arg);
             // Results for `use_device_ptr` of components have nowhere to go (LLVM too).
             begin_list(table, devs, &parts, true, &mut Vec::new(), pending).inspect_err(|_| {
-                message(
-                    "error: Call to targetDataBegin via targetDataMapper for custom mapper failed.",
-                );
+                // LLVM 22 ends this line (its `targetDataEnd` and `targetDataUpdate`
+                // twins not) without a period.
+                let period = if policy::llvm_release() < 22 { "." } else { "" };
+                message(&format!(
+                    "error: Call to targetDataBegin via targetDataMapper for custom mapper failed{period}"
+                ));
             })?;
             continue;
         }
@@ -271,7 +269,6 @@ fn begin_list(
                     update_ref,
                     name: 0,
                 },
-                pending,
             )?;
             if p.device == 0 {
                 return Err(null_pointer_error(present));
@@ -297,7 +294,6 @@ fn begin_list(
                 update_ref,
                 name: arg.name,
             },
-            pending,
         )?;
         if t.device == 0 && (arg.size > 0 || present) {
             return Err(null_pointer_error(present));
@@ -482,4 +478,148 @@ fn finish_releases(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boundary::boundary;
+    use crate::mapper::{__tgt_mapper_num_components, __tgt_push_mapper_component};
+    use std::cell::Cell;
+    use std::ffi::c_void;
+
+    /// liboffload's host device, on both sides of every copy.
+    fn host() -> Devices {
+        ol::init().expect("olInit");
+        let host = ol::devices()
+            .expect("devices")
+            .into_iter()
+            .find(|d| ol::is_host(*d).unwrap_or(false))
+            .expect("a host device");
+        Devices {
+            number: 0,
+            host,
+            device: host,
+        }
+    }
+
+    fn arg(begin: usize, size: usize, map_type: i64) -> MapArg {
+        MapArg {
+            base: begin,
+            begin,
+            size,
+            map_type,
+            mapper: 0,
+            name: 0,
+        }
+    }
+
+    /// The device copy of the `i32` at `host_address`.
+    fn on_device(table: &MappingTable, devs: Devices, host_address: usize) -> i32 {
+        let m = table
+            .iter()
+            .find(|m| (m.host_begin..m.host_end).contains(&host_address))
+            .expect("mapped");
+        let mut value = 0i32;
+        let address = &mut value as *mut i32 as usize;
+        to_host(devs, address, m.device_address(host_address), 4, 0).expect("copy");
+        value
+    }
+
+    /// Sets the device copy of the `i32` at `host_address`.
+    fn set_on_device(table: &MappingTable, devs: Devices, host_address: usize, value: i32) {
+        let m = table
+            .iter()
+            .find(|m| (m.host_begin..m.host_end).contains(&host_address))
+            .expect("mapped");
+        let source = &value as *const i32 as usize;
+        to_device(devs, m.device_address(host_address), source, 4, 0).expect("copy");
+    }
+
+    /// `declare mapper(S s) map(tofrom: s.y)` for `struct { int x, y, z; }`: one
+    /// component, the member, with the outer map type (clang's first component, whose
+    /// reference the construct does not count).
+    unsafe extern "C" fn member_y_mapper(
+        handle: *mut c_void,
+        base: *mut c_void,
+        begin: *mut c_void,
+        _size: i64,
+        map_type: i64,
+        name: *mut c_void,
+    ) {
+        boundary("member_y_mapper", || {
+            // SAFETY: `begin` is a 12-byte struct of the test; the handle is the one
+            // this mapper was called with.
+            unsafe {
+                let _ = __tgt_mapper_num_components(handle);
+                let y = begin.cast::<u8>().add(4).cast::<c_void>();
+                __tgt_push_mapper_component(handle, base, y, 4, map_type, name);
+            }
+        })
+    }
+
+    /// LLVM 19's and LLVM 22's rule (one rule: a unit test runs as neither library):
+    /// a mapper component that counts no reference, over a mapping an earlier construct
+    /// left at one reference, is new and copies its `to` data, every time; at two
+    /// references it is not.
+    #[test]
+    fn a_mapper_component_over_a_mapping_at_one_reference_copies_to_data() {
+        let devs = host();
+        let mut table = MappingTable::default();
+        // Cells: the library reads them through their address.
+        let s = [Cell::new(0i32), Cell::new(0), Cell::new(0)];
+        let begin_s = s.as_ptr() as usize;
+        let y = begin_s + 4;
+        // `target enter data map(alloc: s.y)`, then the device copy set to 0.
+        begin(&mut table, devs, &[arg(y, 4, 0)]).expect("alloc");
+        set_on_device(&table, devs, y, 0);
+        let outer = MapArg {
+            mapper: member_y_mapper as *const () as usize,
+            ..arg(begin_s, 12, mt::TO)
+        };
+        // `target enter data map(to: s)` through the mapper.
+        s[1].set(111);
+        begin(&mut table, devs, &[outer]).expect("mapper");
+        assert_eq!(on_device(&table, devs, y), 111);
+        assert_eq!(table.get(y).expect("s.y").total_refs(), 1);
+        s[1].set(222);
+        begin(&mut table, devs, &[outer]).expect("mapper");
+        assert_eq!(on_device(&table, devs, y), 222, "still at one reference");
+        // A second `enter data map(alloc: s.y)`: two references, nothing copied.
+        begin(&mut table, devs, &[arg(y, 4, 0)]).expect("alloc");
+        s[1].set(333);
+        begin(&mut table, devs, &[outer]).expect("mapper");
+        assert_eq!(on_device(&table, devs, y), 222);
+        end(&mut table, devs, &[arg(y, 4, mt::DELETE)]).expect("delete");
+        assert!(table.iter().next().is_none());
+    }
+
+    /// A member of a mapping that this construct allocated but counted twice is not new
+    /// (LLVM 22 as LLVM 19: the count decides, not who allocated it).
+    #[test]
+    fn a_member_of_a_mapping_counted_twice_copies_nothing() {
+        let devs = host();
+        let mut table = MappingTable::default();
+        // Values device memory is most unlikely to hold already.
+        let a = [0x5eed_0001i32, 0x5eed_0002, 0x5eed_0003, 0x5eed_0004];
+        let begin_a = a.as_ptr() as usize;
+        // One construct: alloc a (new, one reference), to a (two references, not new),
+        // and a[1] as a member of the first entry.
+        let args = [
+            arg(begin_a, 16, 0),
+            arg(begin_a, 16, mt::TO),
+            arg(begin_a + 4, 4, mt::TO | (1 << 48)),
+        ];
+        begin(&mut table, devs, &args).expect("map");
+        assert_eq!(table.get(begin_a).expect("a").total_refs(), 2);
+        let copied: Vec<i32> = (0..4)
+            .map(|i| on_device(&table, devs, begin_a + 4 * i))
+            .collect();
+        assert!(
+            copied.iter().zip(&a).all(|(d, h)| d != h),
+            "nothing copied: {copied:?}"
+        );
+        end(&mut table, devs, &[arg(begin_a, 16, mt::DELETE)]).expect("delete");
+        assert!(table.iter().next().is_none());
+    }
 }
