@@ -483,8 +483,8 @@ fn finish_releases(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::boundary::boundary;
-    use crate::mapper::{__tgt_mapper_num_components, __tgt_push_mapper_component};
+    use crate::mapping::mapper::{component_count, push_component};
+    use crate::report::boundary::boundary;
     use std::cell::Cell;
     use std::ffi::c_void;
 
@@ -551,9 +551,9 @@ mod tests {
             // SAFETY: `begin` is a 12-byte struct of the test; the handle is the one
             // this mapper was called with.
             unsafe {
-                let _ = __tgt_mapper_num_components(handle);
+                let _ = component_count(handle);
                 let y = begin.cast::<u8>().add(4).cast::<c_void>();
-                __tgt_push_mapper_component(handle, base, y, 4, map_type, name);
+                push_component(handle, base, y, 4, map_type, name);
             }
         })
     }
