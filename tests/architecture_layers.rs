@@ -20,22 +20,29 @@ const ALLOWED: &[(&str, &[&str])] = &[
 ];
 
 /// The same for the folders of `omptarget/src/`, from the bottom up: the C ABI, the
-/// reporting every layer uses, the plugin work done through liboffload, the mapping
+/// reporting every layer uses, the OMPT events they report to a tool, the plugin work
+/// done through liboffload, the mapping
 /// table and data movement, the OpenMP devices, launching, and the exported functions.
 const OMPTARGET_ALLOWED: &[(&str, &[&str])] = &[
     ("abi", &[]),
     ("report", &["abi"]),
+    ("ompt", &["abi", "report"]),
     ("plugin", &["abi", "report"]),
-    ("mapping", &["abi", "report", "plugin"]),
-    ("devices", &["abi", "report", "plugin", "mapping"]),
-    ("launch", &["abi", "report", "plugin", "mapping", "devices"]),
+    ("mapping", &["abi", "report", "ompt", "plugin"]),
+    ("devices", &["abi", "report", "ompt", "plugin", "mapping"]),
+    (
+        "launch",
+        &["abi", "report", "ompt", "plugin", "mapping", "devices"],
+    ),
     (
         "entry",
-        &["abi", "report", "plugin", "mapping", "devices", "launch"],
+        &[
+            "abi", "report", "ompt", "plugin", "mapping", "devices", "launch",
+        ],
     ),
     (
         "omp_api",
-        &["abi", "report", "plugin", "mapping", "devices"],
+        &["abi", "report", "ompt", "plugin", "mapping", "devices"],
     ),
 ];
 

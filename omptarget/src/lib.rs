@@ -21,5 +21,6 @@ pub mod entry;
 pub mod launch;
 pub mod mapping;
 pub mod omp_api;
+pub mod ompt;
 pub mod plugin;
 pub mod report;

@@ -12,6 +12,7 @@ use crate::plugin::ol::{self, Device, Program, Symbol};
 use crate::report::policy::{self, Policy};
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
+use std::mem::ManuallyDrop;
 use std::sync::LazyLock;
 
 impl Entry {
@@ -94,6 +95,11 @@ fn shares_host_memory(device: Device) -> bool {
 /// Whether `OFFLOAD_PLATFORMS` is unset or empty (every backend) or names the host
 /// (liboffload reads the list and refuses a bad one at `olInit`; only the host's
 /// presence in it matters here).
+/// What OMPT's `device_initialize` calls a device: its name, as liboffload reports it.
+fn device_kind(device: Device) -> String {
+    ol::device_info_string(device, offload::capi::OL_DEVICE_INFO_NAME).unwrap_or_default()
+}
+
 fn host_platform_requested() -> bool {
     match std::env::var("OFFLOAD_PLATFORMS") {
         Ok(list) if !list.trim().is_empty() => list
@@ -105,8 +111,35 @@ fn host_platform_requested() -> bool {
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
 
-pub fn state() -> MutexGuard<'static, State> {
-    STATE.lock()
+/// The registry, locked. While this thread holds it, the OMPT events it causes wait
+/// (a tool may call the OpenMP API from a callback); letting it go delivers them.
+pub fn state() -> StateGuard {
+    let guard = STATE.lock();
+    crate::ompt::events::hold();
+    StateGuard(ManuallyDrop::new(guard))
+}
+
+pub struct StateGuard(ManuallyDrop<MutexGuard<'static, State>>);
+
+impl Drop for StateGuard {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here, and not used after.
+        unsafe { ManuallyDrop::drop(&mut self.0) };
+        crate::ompt::events::let_go();
+    }
+}
+
+impl std::ops::Deref for StateGuard {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for StateGuard {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.0
+    }
 }
 
 impl State {
@@ -154,6 +187,10 @@ impl State {
                     1
                 };
                 for _ in 0..copies {
+                    crate::ompt::events::device_initialize(
+                        self.devices.len(),
+                        &device_kind(candidate),
+                    );
                     self.devices.push(OmpDevice {
                         handle: candidate,
                         table: MappingTable::default(),
@@ -165,6 +202,7 @@ impl State {
             }
         }
         self.apply_requirements();
+        crate::ompt::events::set_initial_device(self.devices.len());
     }
 
     /// `requires unified_shared_memory`: unmapped data is used at its host address.
@@ -237,6 +275,12 @@ impl State {
             };
             let program = ol::create_program(dev.handle, image)?;
             dev.programs.insert(lib.desc, program);
+            crate::ompt::events::device_load(
+                device,
+                image.as_ptr() as usize,
+                image.len(),
+                program.0 as u64,
+            );
             // `indirect` functions: the device's address of each, which its global holds.
             let mut indirect = Vec::new();
             for entry in lib.entries.iter().filter(|e| e.is_indirect()) {
@@ -353,6 +397,8 @@ pub unsafe fn register(desc: *const BinDesc) {
             }
         })
         .collect();
+    // Before the lock: libomp's side of the connection calls the OpenMP API.
+    crate::ompt::connect::connect();
     let mut state = state();
     state.ensure_initialized();
     for value in &table.requires {

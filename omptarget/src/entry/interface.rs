@@ -11,6 +11,9 @@ use crate::mapping::data;
 use crate::mapping::transfer;
 use crate::mapping::transfer::Failed;
 use crate::mapping::update;
+use crate::ompt::connect::callbacks;
+use crate::ompt::events;
+use crate::ompt::types::target_kind;
 use crate::report::boundary::boundary;
 use crate::report::policy::message;
 use std::ffi::c_void;
@@ -125,20 +128,30 @@ fn run(construct: Construct, device_id: i64, args: &[MapArg]) -> Vec<(usize, usi
     }
     let _timed =
         crate::report::profile::scope("Runtime: Data Copy", || format!("NumArgs={}", args.len()));
-    let mut state = registry::state();
-    let result = state
-        .load_images(device)
-        .map_err(transfer::report)
-        .and_then(|()| {
-            let devs = state.copy_devices(device).ok_or(Failed)?;
-            let table = &mut state.devices[device].table;
-            match op {
-                Op::Begin => data::begin(table, devs, args),
-                Op::End => data::end(table, devs, args).map(|()| Vec::new()),
-                Op::Update => update::update(table, devs, args).map(|()| Vec::new()),
-            }
-        });
-    drop(state);
+    if callbacks().is_some() {
+        // A tool sees the images loaded before the construct begins, as LLVM orders it.
+        let _ = registry::state().load_images(device);
+    }
+    let kind = match op {
+        Op::Begin => target_kind::ENTER_DATA,
+        Op::End => target_kind::EXIT_DATA,
+        Op::Update => target_kind::UPDATE,
+    };
+    let result = events::construct(kind, device, || {
+        let mut state = registry::state();
+        state
+            .load_images(device)
+            .map_err(transfer::report)
+            .and_then(|()| {
+                let devs = state.copy_devices(device).ok_or(Failed)?;
+                let table = &mut state.devices[device].table;
+                match op {
+                    Op::Begin => data::begin(table, devs, args),
+                    Op::End => data::end(table, devs, args).map(|()| Vec::new()),
+                    Op::Update => update::update(table, devs, args).map(|()| Vec::new()),
+                }
+            })
+    });
     outcome::handle_outcome(result.is_ok(), true, loc);
     result.unwrap_or_default()
 }

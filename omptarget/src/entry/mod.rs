@@ -8,6 +8,6 @@ pub mod interop;
 pub mod kernel_language;
 pub mod legacy_target;
 pub mod mapper_components;
-pub mod not_implemented;
 pub mod record_replay;
+pub mod runtime_hooks;
 pub mod target_kernel;

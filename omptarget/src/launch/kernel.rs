@@ -11,6 +11,7 @@ use crate::mapping::info_lines;
 use crate::mapping::table::MappingTable;
 use crate::mapping::transfer;
 use crate::mapping::transfer::{Devices, Failed};
+use crate::ompt::events;
 use crate::plugin::gpu_load::{self, GpuDevice};
 use crate::plugin::kernel_env::{self, ExecMode, LAUNCH_ENV_SIZE};
 use crate::plugin::ol;
@@ -302,15 +303,17 @@ pub(crate) fn launch_region(
             Some(g) => (g.grid.blocks, g.grid.threads, g.dyn_shared),
             None => (1, 1, 0),
         };
-        ol::launch_grid(
-            queue,
-            devs.device,
-            kernel,
-            ol::as_bytes(&values),
-            [grid, 1, 1],
-            [threads, 1, 1],
-            dyn_shared,
-        )
+        events::submit(launch.request.num_teams, || {
+            ol::launch_grid(
+                queue,
+                devs.device,
+                kernel,
+                ol::as_bytes(&values),
+                [grid, 1, 1],
+                [threads, 1, 1],
+                dyn_shared,
+            )
+        })
         .map(|()| gpu)
         .map_err(|e| {
             message(&format!("error: {e}"));

@@ -9,6 +9,9 @@ use crate::devices::registry::{self, Target};
 use crate::launch::kernel::{launch_region, Launch, Launched};
 use crate::launch::launch_plan::Request;
 use crate::launch::nowait;
+use crate::ompt::connect::callbacks;
+use crate::ompt::events;
+use crate::ompt::types::target_kind;
 use crate::report::info;
 use crate::report::policy::message;
 use crate::report::profile;
@@ -123,12 +126,16 @@ pub unsafe fn target_kernel(
         && (nowait::on_every_device() || registry::state().devices[device].gpu.is_some()))
     .then(nowait::task_slot)
     .flatten();
-    let ok = match slot {
+    if callbacks().is_some() {
+        // A tool sees the images loaded before the region begins, as LLVM orders it.
+        let _ = registry::state().load_images(device);
+    }
+    let ok = events::construct(target_kind::TARGET, device, || match slot {
         Some(slot) => nowait::start(slot, device, host_ptr as usize, list, launch, loc),
         None => {
             launch_region(device, host_ptr as usize, list, launch, None).and_then(Launched::finish)
         }
-    }
+    })
     .is_ok();
     drop(timed);
     outcome::handle_outcome(ok, true, loc);

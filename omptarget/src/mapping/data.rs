@@ -12,7 +12,8 @@ use crate::mapping::info_lines;
 use crate::mapping::mapper;
 use crate::mapping::table::{Lookup, Mapping, MappingTable};
 use crate::mapping::transfer::{report, restore_host_shadows, to_device, to_host, Devices, Failed};
-use crate::plugin::ol::{self};
+use crate::ompt::events;
+use crate::plugin::ol;
 use crate::report::info::{self, kind};
 use crate::report::policy::{self, message};
 
@@ -143,7 +144,10 @@ fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Resul
     } else if has(mt::PRESENT) {
         missing_present(r.begin, r.size);
     } else if r.size > 0 {
-        let alloc = ol::alloc(devs.device, r.padding + r.size).map_err(report)?;
+        let alloc = events::alloc(devs.number, r.begin, r.padding + r.size, || {
+            ol::alloc(devs.device, r.padding + r.size)
+        })
+        .map_err(report)?;
         let device_begin = alloc + r.padding;
         let m = Mapping {
             name: r.name,
@@ -473,7 +477,10 @@ fn finish_releases(
                 );
             }
             if gone.device_alloc != 0 {
-                ol::free(gone.device_alloc).map_err(report)?;
+                events::delete(devs.number, gone.device_alloc, || {
+                    ol::free(gone.device_alloc)
+                })
+                .map_err(report)?;
             }
         }
     }

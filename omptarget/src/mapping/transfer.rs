@@ -3,6 +3,7 @@
 //! is: the ground `data`, `attach` and `update` stand on.
 
 use crate::mapping::table::Mapping;
+use crate::ompt::events;
 use crate::plugin::ol::{self, Device};
 use crate::report::info;
 use crate::report::policy::message;
@@ -38,7 +39,10 @@ pub fn to_device(
 ) -> Result<(), Failed> {
     info::transfer(devs.number, true, host, device, size, name);
     let _timed = profile::scope("HostToDev", || format!("Size={size}B"));
-    ol::memcpy(device, devs.device, host, devs.host, size).map_err(report)
+    events::transfer(true, devs.number, host, device, size, || {
+        ol::memcpy(device, devs.device, host, devs.host, size)
+    })
+    .map_err(report)
 }
 
 /// Copies `size` bytes of device memory back to the host.
@@ -51,7 +55,10 @@ pub fn to_host(
 ) -> Result<(), Failed> {
     info::transfer(devs.number, false, host, device, size, name);
     let _timed = profile::scope("DevToHost", || format!("Size={size}B"));
-    ol::memcpy(host, devs.host, device, devs.device, size).map_err(report)
+    events::transfer(false, devs.number, host, device, size, || {
+        ol::memcpy(host, devs.host, device, devs.device, size)
+    })
+    .map_err(report)
 }
 
 /// Writes one pointer-sized `value` into device memory at `device_address`.

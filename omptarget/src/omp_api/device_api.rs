@@ -2,6 +2,7 @@
 //! copies and presence.
 
 use crate::devices::registry::{self, resolve, Target};
+use crate::ompt::events;
 use crate::plugin::ol::{self, Device};
 use crate::report::boundary::boundary;
 use crate::report::policy::message;
@@ -42,7 +43,10 @@ pub(crate) fn alloc_on(size: usize, device_num: c_int, kind: u32, name: &str) ->
             let Some(handle) = registry::state().devices.get(device).map(|d| d.handle) else {
                 return std::ptr::null_mut();
             };
-            ol::alloc_kind(handle, kind, size).map_or_else(
+            events::routine(|| {
+                events::alloc(device, 0, size, || ol::alloc_kind(handle, kind, size))
+            })
+            .map_or_else(
                 |e| {
                     message(&format!("error: {name}: {e}"));
                     std::ptr::null_mut()
@@ -65,8 +69,10 @@ pub(crate) unsafe fn free_on(ptr: *mut c_void, device_num: c_int, name: &str) {
     match resolve(i64::from(device_num)) {
         // SAFETY: on the initial device the allocator was malloc (the caller's promise).
         Some(Target::Host) => unsafe { libc::free(ptr) },
-        Some(Target::Device(_)) => {
-            if let Err(e) = ol::free(ptr as usize) {
+        Some(Target::Device(device)) => {
+            let freed =
+                events::routine(|| events::delete(device, ptr as usize, || ol::free(ptr as usize)));
+            if let Err(e) = freed {
                 message(&format!("error: {name}: {e}"));
             }
         }
@@ -150,7 +156,19 @@ pub extern "C" fn omp_target_memcpy(
             return -1;
         };
         let (d, s) = ((dst as usize) + dst_offset, (src as usize) + src_offset);
-        match ol::memcpy(d, to, s, from, length) {
+        let copy = || ol::memcpy(d, to, s, from, length);
+        let host = omp_get_initial_device();
+        // A tool sees copies between the host and a device, as LLVM reports them.
+        let copied = match (dst_device == host, src_device == host) {
+            (false, true) => {
+                events::routine(|| events::transfer(true, dst_device as usize, s, d, length, copy))
+            }
+            (true, false) => {
+                events::routine(|| events::transfer(false, src_device as usize, d, s, length, copy))
+            }
+            _ => copy(),
+        };
+        match copied {
             Ok(()) => 0,
             Err(e) => {
                 message(&format!("error: {e}"));

@@ -1,24 +1,33 @@
 //! `omp_target_memset[_async]`: fills device memory with one byte value. Device memory
 //! is filled by liboffload (`olMemFill`); host memory of the initial device by `memset`.
 //! A device address liboffload did not allocate (an image's global, say) is filled the
-//! way LLVM 19 fills every device address: a filled host buffer copied over.
+//! way LLVM 19 fills every device address: a filled host buffer copied over; so is every
+//! address while an OMPT tool listens, which then sees LLVM's transfer.
 
 use crate::abi::deps::{self, DependInfo};
 use crate::devices::registry::{self, resolve, Target};
+use crate::ompt::connect::callbacks;
+use crate::ompt::events;
 use crate::plugin::ol;
 use crate::report::boundary::boundary;
 use crate::report::policy::message;
 use std::ffi::{c_int, c_void};
 
 fn fill_device(device: usize, ptr: usize, byte: u8, size: usize) -> Result<(), String> {
-    if ol::is_allocation(ptr) {
+    // An OMPT tool is shown what LLVM shows it: a copy of a filled host buffer.
+    if ol::is_allocation(ptr) && callbacks().is_none() {
         return ol::fill(ptr, byte, size);
     }
     let devs = registry::state()
         .copy_devices(device)
         .ok_or("liboffload has no host device to copy from")?;
     let filled = vec![byte; size];
-    ol::memcpy(ptr, devs.device, filled.as_ptr() as usize, devs.host, size)
+    let source = filled.as_ptr() as usize;
+    events::routine(|| {
+        events::transfer(true, device, source, ptr, size, || {
+            ol::memcpy(ptr, devs.device, source, devs.host, size)
+        })
+    })
 }
 
 /// Sets `num_bytes` bytes at `ptr` (memory of `device_num`) to `byte_val`; returns `ptr`.

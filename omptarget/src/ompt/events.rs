@@ -1,0 +1,544 @@
+//! The events of constructs, data operations, kernel submissions and devices, delivered
+//! to the tool in LLVM's order and with LLVM's arguments (its `OpenMP/OMPT/Callback.cpp`:
+//! an EMI callback gets a begin and an end around the operation, the older form one call
+//! before it, with ids this library makes).
+//!
+//! A tool may call the OpenMP API from a callback, and most of that API takes the device
+//! registry's lock: an event that happens while this thread holds it (an allocation while
+//! mapping, a device's initialisation) waits in this thread's queue, and is delivered
+//! when the lock is let go, before anything later on the thread.
+
+use crate::ompt::code_address;
+use crate::ompt::connect::{callbacks, Callbacks};
+use crate::ompt::types::{data_op, target_kind, Data, Id, InterfaceFn, SCOPE_BEGIN, SCOPE_END};
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+/// What a thread's current construct hands each event: LLVM's `RegionInterface`.
+struct Region {
+    task_data: *mut Data,
+    target_task_data: *mut Data,
+    target_data: Data,
+    host_op_id: Id,
+    code: *const c_void,
+}
+
+const NO_REGION: Region = Region {
+    task_data: std::ptr::null_mut(),
+    target_task_data: std::ptr::null_mut(),
+    target_data: Data::NONE,
+    host_op_id: 0,
+    code: std::ptr::null(),
+};
+
+/// An event waiting for the registry's lock to be let go.
+enum Event {
+    Op(Op),
+    DeviceInitialize(c_int, CString),
+    DeviceLoad(c_int, usize, usize, u64),
+    DeviceFinalize(c_int),
+    DeviceUnload(c_int, u64),
+}
+
+/// One data operation: `dst_before` is the destination the begin names (an allocation's
+/// is not known yet), `dst` the one the end names.
+#[derive(Clone, Copy)]
+struct Op {
+    kind: c_int,
+    src: usize,
+    src_device: c_int,
+    dst_before: usize,
+    dst: usize,
+    dst_device: c_int,
+    bytes: usize,
+}
+
+thread_local! {
+    static REGION: UnsafeCell<Region> = const { UnsafeCell::new(NO_REGION) };
+    static HELD: Cell<u32> = const { Cell::new(0) };
+    static WAITING: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The ids this library makes (target and operation ids of the older callbacks).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+fn new_id() -> Id {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The initial device's number (`omp_get_initial_device`), as the events name the host.
+static INITIAL_DEVICE: AtomicI32 = AtomicI32::new(0);
+pub fn set_initial_device(number: usize) {
+    INITIAL_DEVICE.store(number as c_int, Ordering::Relaxed);
+}
+fn host() -> c_int {
+    INITIAL_DEVICE.load(Ordering::Relaxed)
+}
+/// LLVM's `omp_initial_device` (-1): how a deletion names its missing destination.
+const NO_DEVICE: c_int = -1;
+
+/// This thread's region state. Events run on one thread at a time per state; a callback
+/// reads and writes it through the pointers it is given, never while a reference is held.
+fn region() -> *mut Region {
+    REGION.try_with(|r| r.get()).unwrap_or(std::ptr::null_mut())
+}
+
+/// How many registry locks this thread holds (0 once its thread-locals are gone, at
+/// exit: then nothing waits).
+fn held() -> u32 {
+    HELD.try_with(|h| h.get()).unwrap_or(0)
+}
+
+/// The registry's lock is taken: events wait until `let_go`.
+#[inline]
+pub fn hold() {
+    if callbacks().is_some() {
+        let _ = HELD.try_with(|h| h.set(h.get() + 1));
+    }
+}
+
+/// The registry's lock was let go: at the outermost, the waiting events are delivered.
+#[inline]
+pub fn let_go() {
+    if let Some(cb) = callbacks() {
+        let depth = HELD
+            .try_with(|h| {
+                let depth = h.get().saturating_sub(1);
+                h.set(depth);
+                depth
+            })
+            .unwrap_or(0);
+        if depth == 0 {
+            deliver_waiting(cb);
+        }
+    }
+}
+
+fn deliver_waiting(cb: &Callbacks) {
+    loop {
+        let events = WAITING
+            .try_with(|w| std::mem::take(&mut *w.borrow_mut()))
+            .unwrap_or_default();
+        if events.is_empty() {
+            return;
+        }
+        for event in events {
+            deliver(cb, event);
+        }
+    }
+}
+
+/// Delivers `event` now, or queues it while the registry's lock is held.
+fn emit(cb: &Callbacks, event: Event) {
+    if held() > 0 {
+        let _ = WAITING.try_with(|w| w.borrow_mut().push(event));
+    } else {
+        deliver_waiting(cb);
+        deliver(cb, event);
+    }
+}
+
+fn deliver(cb: &Callbacks, event: Event) {
+    match event {
+        Event::Op(op) => {
+            op_begin(cb, &op);
+            op_end(cb, &op);
+        }
+        Event::DeviceInitialize(number, kind) => {
+            if let Some(f) = cb.device_initialize {
+                // SAFETY: the tool's callback with OMPT's arguments; the strings live
+                // during the call.
+                unsafe {
+                    f(
+                        number,
+                        kind.as_ptr(),
+                        std::ptr::null_mut(),
+                        Some(device_lookup),
+                        std::ptr::null(),
+                    )
+                };
+            }
+        }
+        Event::DeviceLoad(number, image, bytes, module) => {
+            if let Some(f) = cb.device_load {
+                // SAFETY: as above; the image is the program's, loaded where it lies.
+                unsafe {
+                    f(
+                        number,
+                        std::ptr::null(),
+                        0,
+                        std::ptr::null_mut(),
+                        bytes,
+                        image as *mut c_void,
+                        std::ptr::null_mut(),
+                        module,
+                    )
+                };
+            }
+        }
+        Event::DeviceFinalize(number) => {
+            if let Some(f) = cb.device_finalize {
+                // SAFETY: as above.
+                unsafe { f(number) };
+            }
+        }
+        Event::DeviceUnload(number, module) => {
+            if let Some(f) = cb.device_unload {
+                // SAFETY: as above.
+                unsafe { f(number, module) };
+            }
+        }
+    }
+}
+
+/// The lookup a device's initialisation hands the tool: device tracing is not offered
+/// (every name answers NULL, OMPT's "not available").
+unsafe extern "C" fn device_lookup(_name: *const c_char) -> Option<InterfaceFn> {
+    None
+}
+
+fn op_begin(cb: &Callbacks, op: &Op) {
+    let r = region();
+    if r.is_null() {
+        return;
+    }
+    // SAFETY: this thread's region state; the callback gets pointers into it.
+    unsafe {
+        let code = (*r).code;
+        if let Some(f) = cb.data_op_emi {
+            f(
+                SCOPE_BEGIN,
+                (*r).target_task_data,
+                &raw mut (*r).target_data,
+                &raw mut (*r).host_op_id,
+                op.kind,
+                op.src as *mut c_void,
+                op.src_device,
+                op.dst_before as *mut c_void,
+                op.dst_device,
+                op.bytes,
+                code,
+            );
+        } else if let Some(f) = cb.data_op {
+            (*r).host_op_id = new_id();
+            f(
+                (*r).target_data.value,
+                (*r).host_op_id,
+                op.kind,
+                op.src as *mut c_void,
+                op.src_device,
+                op.dst_before as *mut c_void,
+                op.dst_device,
+                op.bytes,
+                code,
+            );
+        }
+    }
+}
+
+fn op_end(cb: &Callbacks, op: &Op) {
+    let Some(f) = cb.data_op_emi else {
+        return;
+    };
+    let r = region();
+    if r.is_null() {
+        return;
+    }
+    // SAFETY: as in `op_begin`.
+    unsafe {
+        f(
+            SCOPE_END,
+            (*r).target_task_data,
+            &raw mut (*r).target_data,
+            &raw mut (*r).host_op_id,
+            op.kind,
+            op.src as *mut c_void,
+            op.src_device,
+            op.dst as *mut c_void,
+            op.dst_device,
+            op.bytes,
+            (*r).code,
+        );
+    }
+}
+
+/// Runs the data operation `op` with its events around it (after it, while the lock is
+/// held); `f` returns the destination the end names and its result.
+fn around<R>(cb: &Callbacks, mut op: Op, f: impl FnOnce() -> (usize, R)) -> R {
+    if held() > 0 {
+        let (dst, result) = f();
+        op.dst = dst;
+        let _ = WAITING.try_with(|w| w.borrow_mut().push(Event::Op(op)));
+        return result;
+    }
+    deliver_waiting(cb);
+    op_begin(cb, &op);
+    let (dst, result) = f();
+    op.dst = dst;
+    op_end(cb, &op);
+    result
+}
+
+/// An allocation of `size` bytes on `device` for host memory at `host` (0: none).
+#[inline]
+pub fn alloc<E>(
+    device: usize,
+    host_address: usize,
+    size: usize,
+    f: impl FnOnce() -> Result<usize, E>,
+) -> Result<usize, E> {
+    let Some(cb) = callbacks() else {
+        return f();
+    };
+    let op = Op {
+        kind: data_op::ALLOC,
+        src: host_address,
+        src_device: host(),
+        dst_before: 0,
+        dst: 0,
+        dst_device: device as c_int,
+        bytes: size,
+    };
+    around(cb, op, || {
+        let result = f();
+        (*result.as_ref().unwrap_or(&0), result)
+    })
+}
+
+/// The freeing of `device`'s memory at `address`.
+#[inline]
+pub fn delete<R>(device: usize, address: usize, f: impl FnOnce() -> R) -> R {
+    let Some(cb) = callbacks() else {
+        return f();
+    };
+    let op = Op {
+        kind: data_op::DELETE,
+        src: address,
+        src_device: device as c_int,
+        dst_before: 0,
+        dst: 0,
+        dst_device: NO_DEVICE,
+        bytes: 0,
+    };
+    around(cb, op, || (0, f()))
+}
+
+/// A copy of `size` bytes, to the device (host memory at `host_address`, device memory at
+/// `device_address`) or from it.
+#[inline]
+pub fn transfer<R>(
+    to_device: bool,
+    device: usize,
+    host_address: usize,
+    device_address: usize,
+    size: usize,
+    f: impl FnOnce() -> R,
+) -> R {
+    let Some(cb) = callbacks() else {
+        return f();
+    };
+    let (kind, src, src_device, dst, dst_device) = if to_device {
+        (
+            data_op::TRANSFER_TO_DEVICE,
+            host_address,
+            host(),
+            device_address,
+            device as c_int,
+        )
+    } else {
+        (
+            data_op::TRANSFER_FROM_DEVICE,
+            device_address,
+            device as c_int,
+            host_address,
+            host(),
+        )
+    };
+    let op = Op {
+        kind,
+        src,
+        src_device,
+        dst_before: dst,
+        dst,
+        dst_device,
+        bytes: size,
+    };
+    around(cb, op, || (dst, f()))
+}
+
+/// `omp_target_associate_ptr` (`associate`) or `_disassociate_ptr` of `host_address`.
+#[inline]
+pub fn association<R>(
+    associate: bool,
+    device: usize,
+    host_address: usize,
+    device_address: usize,
+    size: usize,
+    f: impl FnOnce() -> R,
+) -> R {
+    let Some(cb) = callbacks() else {
+        return f();
+    };
+    let kind = if associate {
+        data_op::ASSOCIATE
+    } else {
+        data_op::DISASSOCIATE
+    };
+    let op = Op {
+        kind,
+        src: host_address,
+        src_device: host(),
+        dst_before: device_address,
+        dst: device_address,
+        dst_device: device as c_int,
+        bytes: size,
+    };
+    around(cb, op, || (device_address, f()))
+}
+
+/// A construct (`target_kind::*`) on OpenMP device `device`: its begin and end around
+/// `f`, and the region state its data operations and submission name.
+pub fn construct<R>(kind: c_int, device: usize, f: impl FnOnce() -> R) -> R {
+    let Some(cb) = callbacks() else {
+        return f();
+    };
+    deliver_waiting(cb);
+    let r = region();
+    if r.is_null() {
+        return f();
+    }
+    // SAFETY: this thread's region state, no reference to it held.
+    unsafe {
+        (*r).task_data = cb.get_task_data.map_or(std::ptr::null_mut(), |f| f());
+        (*r).target_task_data = cb
+            .get_target_task_data
+            .map_or(std::ptr::null_mut(), |f| f());
+        (*r).target_data = Data::NONE;
+        (*r).code = code_address::caller();
+        // The older callback's target id: LLVM makes none for `enter data`.
+        if cb.target_emi.is_none() && kind != target_kind::ENTER_DATA {
+            (*r).target_data.value = new_id();
+        }
+    }
+    target_event(cb, kind, SCOPE_BEGIN, device);
+    let result = f();
+    deliver_waiting(cb);
+    target_event(cb, kind, SCOPE_END, device);
+    // SAFETY: as above.
+    unsafe { *r = NO_REGION };
+    result
+}
+
+fn target_event(cb: &Callbacks, kind: c_int, endpoint: c_int, device: usize) {
+    let r = region();
+    if r.is_null() {
+        return;
+    }
+    // SAFETY: this thread's region state; the tool's callback with OMPT's arguments.
+    unsafe {
+        if let Some(f) = cb.target_emi {
+            f(
+                kind,
+                endpoint,
+                device as c_int,
+                (*r).task_data,
+                (*r).target_task_data,
+                &raw mut (*r).target_data,
+                (*r).code,
+            );
+        } else if let Some(f) = cb.target {
+            f(
+                kind,
+                endpoint,
+                device as c_int,
+                (*r).task_data,
+                (*r).target_data.value,
+                (*r).code,
+            );
+        }
+    }
+}
+
+/// An OpenMP routine that operates on devices (`omp_target_alloc`, `_memcpy`, ...): its
+/// data operations name the program's call and no target region.
+pub fn routine<R>(f: impl FnOnce() -> R) -> R {
+    let Some(cb) = callbacks() else {
+        return f();
+    };
+    let r = region();
+    if r.is_null() {
+        return f();
+    }
+    // SAFETY: this thread's region state, no reference to it held.
+    let outer = unsafe { std::mem::replace(&mut (*r).code, code_address::caller()) };
+    let result = f();
+    deliver_waiting(cb);
+    // SAFETY: as above.
+    unsafe { (*r).code = outer };
+    result
+}
+
+/// A kernel's submission, asking for `teams` teams.
+pub fn submit<R>(teams: u32, f: impl FnOnce() -> R) -> R {
+    let Some(cb) = callbacks() else {
+        return f();
+    };
+    deliver_waiting(cb);
+    let r = region();
+    if r.is_null() {
+        return f();
+    }
+    // SAFETY: this thread's region state; the tool's callbacks with OMPT's arguments.
+    unsafe {
+        if let Some(emi) = cb.submit_emi {
+            emi(
+                SCOPE_BEGIN,
+                &raw mut (*r).target_data,
+                &raw mut (*r).host_op_id,
+                teams,
+            );
+            let result = f();
+            emi(
+                SCOPE_END,
+                &raw mut (*r).target_data,
+                &raw mut (*r).host_op_id,
+                teams,
+            );
+            return result;
+        }
+        if let Some(plain) = cb.submit {
+            (*r).host_op_id = new_id();
+            plain((*r).target_data.value, (*r).host_op_id, teams);
+        }
+    }
+    f()
+}
+
+/// OpenMP device `number` is initialised; `kind` names what it is.
+pub fn device_initialize(number: usize, kind: &str) {
+    if let Some(cb) = callbacks() {
+        let kind = CString::new(kind).unwrap_or_default();
+        emit(cb, Event::DeviceInitialize(number as c_int, kind));
+    }
+}
+
+/// An image of `bytes` bytes at `image` is loaded on device `number` as `module`.
+pub fn device_load(number: usize, image: usize, bytes: usize, module: u64) {
+    if let Some(cb) = callbacks() {
+        emit(cb, Event::DeviceLoad(number as c_int, image, bytes, module));
+    }
+}
+
+/// Device `number` is finalised.
+pub fn device_finalize(number: usize) {
+    if let Some(cb) = callbacks() {
+        emit(cb, Event::DeviceFinalize(number as c_int));
+    }
+}
+
+/// Module `module` is unloaded from device `number`.
+pub fn device_unload(number: usize, module: u64) {
+    if let Some(cb) = callbacks() {
+        emit(cb, Event::DeviceUnload(number as c_int, module));
+    }
+}
