@@ -442,11 +442,12 @@ pub fn unregister(desc: usize) {
         .flat_map(|l| l.entries.iter().map(|e| e.host_address))
         .collect();
     state.libraries.retain(|l| l.desc != desc);
-    for dev in &mut state.devices {
+    for (number, dev) in state.devices.iter_mut().enumerate() {
         for region in &regions {
             dev.kernels.remove(region);
         }
         if let Some(program) = dev.programs.remove(&desc) {
+            crate::ompt::events::device_unload(number, program.0 as u64);
             if let Err(e) = ol::destroy_program(program) {
                 policy::message(&format!("error: unloading an image: {e}"));
             }
@@ -466,6 +467,9 @@ pub fn unregister(desc: usize) {
         }
     }
     crate::report::profile::write();
+    for number in 0..state.devices.len() {
+        crate::ompt::events::device_finalize(number);
+    }
     state.devices.clear();
     state.requirements = 0;
     state.requires_first = 0;

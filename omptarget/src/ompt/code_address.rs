@@ -20,9 +20,15 @@ fn object_base(address: *const c_void) -> Option<usize> {
 }
 
 /// The first return address on this thread's stack that lies outside this library (NULL
-/// when none is found).
+/// when none is found). Unwinding costs per frame: a few frames are tried first, the
+/// whole depth only when the caller is deeper (a call through libomp's tasks).
 pub fn caller() -> *const c_void {
-    const DEPTH: usize = 32;
+    first_outside::<8>()
+        .or_else(first_outside::<64>)
+        .unwrap_or(std::ptr::null())
+}
+
+fn first_outside<const DEPTH: usize>() -> Option<*const c_void> {
     let mut frames = [std::ptr::null_mut::<c_void>(); DEPTH];
     // SAFETY: room for DEPTH addresses.
     let n = unsafe { libc::backtrace(frames.as_mut_ptr(), DEPTH as i32) }.max(0) as usize;
@@ -30,5 +36,5 @@ pub fn caller() -> *const c_void {
     frames[..n]
         .iter()
         .find(|&&frame| object_base(frame).is_some_and(|base| base != own))
-        .map_or(std::ptr::null(), |&frame| frame.cast_const())
+        .map(|&frame| frame.cast_const())
 }
