@@ -10,8 +10,8 @@ use crate::ompt::types::{
 };
 use parking_lot::Mutex;
 use std::ffi::{c_int, CStr};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Once, OnceLock};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Once;
 
 /// What the tool registered, and libomp's task-data functions.
 pub struct Callbacks {
@@ -31,14 +31,15 @@ pub struct Callbacks {
     pub lookup: Lookup,
 }
 
-static CALLBACKS: OnceLock<Callbacks> = OnceLock::new();
-static FINALIZED: AtomicBool = AtomicBool::new(false);
+/// The tool's callbacks while a tool is connected, NULL otherwise (before libomp's call,
+/// without a tool, after libomp finalized): what every event checks first.
+static ACTIVE: AtomicPtr<Callbacks> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The tool's callbacks while a tool is connected; `None` (one atomic load) otherwise.
 #[inline]
 pub fn callbacks() -> Option<&'static Callbacks> {
-    let found = CALLBACKS.get()?;
-    (!FINALIZED.load(Ordering::Acquire)).then_some(found)
+    // SAFETY: a non-NULL pointer is the leaked table `initialize` stored, never freed.
+    unsafe { ACTIVE.load(Ordering::Acquire).as_ref() }
 }
 
 /// Connects with libomp once (at the first registration, before any device exists, so
@@ -104,14 +105,20 @@ unsafe extern "C" fn initialize(lookup: Lookup, _initial_device: c_int, _tool: *
         })
     });
     if let Ok(Some(found)) = read {
-        let _ = CALLBACKS.set(found);
+        // Kept for the program's life: a callback may run while libomp finalizes.
+        let _ = ACTIVE.compare_exchange(
+            std::ptr::null_mut(),
+            Box::into_raw(Box::new(found)),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
     }
     0
 }
 
 /// libomp's call at its end: no more events; what connected here is finalized too.
 unsafe extern "C" fn finalize(_tool: *mut Data) {
-    FINALIZED.store(true, Ordering::Release);
+    ACTIVE.store(std::ptr::null_mut(), Ordering::Release);
     for Below(result) in std::mem::take(&mut *CONNECTED.lock()) {
         if let Some(finalize) = result.finalize {
             // SAFETY: the finalizer that library gave with its result.
