@@ -10,7 +10,9 @@
 
 use crate::ompt::code_address;
 use crate::ompt::connect::{callbacks, Callbacks};
-use crate::ompt::types::{data_op, target_kind, Data, Id, InterfaceFn, SCOPE_BEGIN, SCOPE_END};
+use crate::ompt::types::{
+    data_op, target_kind, Data, DataOpEmiFn, Id, InterfaceFn, SCOPE_BEGIN, SCOPE_END,
+};
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
@@ -197,6 +199,30 @@ unsafe extern "C" fn device_lookup(_name: *const c_char) -> Option<InterfaceFn> 
     None
 }
 
+/// The EMI data-op callback `f` at `endpoint`, naming `dst` as the destination.
+///
+/// # Safety
+/// `r` is this thread's region state, no reference to it held.
+unsafe fn op_emi(f: DataOpEmiFn, endpoint: c_int, r: *mut Region, op: &Op, dst: usize) {
+    // SAFETY: the caller's promise; the tool's callback with OMPT's arguments, pointers
+    // into the region state.
+    unsafe {
+        f(
+            endpoint,
+            (*r).target_task_data,
+            &raw mut (*r).target_data,
+            &raw mut (*r).host_op_id,
+            op.kind,
+            op.src as *mut c_void,
+            op.src_device,
+            dst as *mut c_void,
+            op.dst_device,
+            op.bytes,
+            (*r).code,
+        )
+    }
+}
+
 fn op_begin(cb: &Callbacks, op: &Op) {
     let r = region();
     if r.is_null() {
@@ -204,21 +230,8 @@ fn op_begin(cb: &Callbacks, op: &Op) {
     }
     // SAFETY: this thread's region state; the callback gets pointers into it.
     unsafe {
-        let code = (*r).code;
         if let Some(f) = cb.data_op_emi {
-            f(
-                SCOPE_BEGIN,
-                (*r).target_task_data,
-                &raw mut (*r).target_data,
-                &raw mut (*r).host_op_id,
-                op.kind,
-                op.src as *mut c_void,
-                op.src_device,
-                op.dst_before as *mut c_void,
-                op.dst_device,
-                op.bytes,
-                code,
-            );
+            op_emi(f, SCOPE_BEGIN, r, op, op.dst_before);
         } else if let Some(f) = cb.data_op {
             (*r).host_op_id = new_id();
             f(
@@ -230,35 +243,19 @@ fn op_begin(cb: &Callbacks, op: &Op) {
                 op.dst_before as *mut c_void,
                 op.dst_device,
                 op.bytes,
-                code,
+                (*r).code,
             );
         }
     }
 }
 
 fn op_end(cb: &Callbacks, op: &Op) {
-    let Some(f) = cb.data_op_emi else {
+    let (Some(f), r) = (cb.data_op_emi, region()) else {
         return;
     };
-    let r = region();
-    if r.is_null() {
-        return;
-    }
-    // SAFETY: as in `op_begin`.
-    unsafe {
-        f(
-            SCOPE_END,
-            (*r).target_task_data,
-            &raw mut (*r).target_data,
-            &raw mut (*r).host_op_id,
-            op.kind,
-            op.src as *mut c_void,
-            op.src_device,
-            op.dst as *mut c_void,
-            op.dst_device,
-            op.bytes,
-            (*r).code,
-        );
+    if !r.is_null() {
+        // SAFETY: this thread's region state, no reference to it held.
+        unsafe { op_emi(f, SCOPE_END, r, op, op.dst) };
     }
 }
 
