@@ -128,16 +128,7 @@ fn run(construct: Construct, device_id: i64, args: &[MapArg]) -> Vec<(usize, usi
     }
     let _timed =
         crate::report::profile::scope("Runtime: Data Copy", || format!("NumArgs={}", args.len()));
-    if callbacks().is_some() {
-        // A tool sees the images loaded before the construct begins, as LLVM orders it.
-        let _ = registry::state().load_images(device);
-    }
-    let kind = match op {
-        Op::Begin => target_kind::ENTER_DATA,
-        Op::End => target_kind::EXIT_DATA,
-        Op::Update => target_kind::UPDATE,
-    };
-    let result = events::construct(kind, device, || {
+    let work = || {
         let mut state = registry::state();
         state
             .load_images(device)
@@ -151,7 +142,19 @@ fn run(construct: Construct, device_id: i64, args: &[MapArg]) -> Vec<(usize, usi
                     Op::Update => update::update(table, devs, args).map(|()| Vec::new()),
                 }
             })
-    });
+    };
+    let result = if callbacks().is_some() {
+        // A tool sees the images loaded before the construct begins, as LLVM orders it.
+        let _ = registry::state().load_images(device);
+        let kind = match op {
+            Op::Begin => target_kind::ENTER_DATA,
+            Op::End => target_kind::EXIT_DATA,
+            Op::Update => target_kind::UPDATE,
+        };
+        events::construct(kind, device, work)
+    } else {
+        work()
+    };
     outcome::handle_outcome(result.is_ok(), true, loc);
     result.unwrap_or_default()
 }
