@@ -396,14 +396,9 @@ pub fn association<R>(
 /// A construct (`target_kind::*`) on OpenMP device `device`: its begin and end around
 /// `f`, and the region state its data operations and submission name.
 pub fn construct<R>(kind: c_int, device: usize, f: impl FnOnce() -> R) -> R {
-    let Some(cb) = callbacks() else {
+    let Some((cb, r)) = ready() else {
         return f();
     };
-    deliver_waiting(cb);
-    let r = region();
-    if r.is_null() {
-        return f();
-    }
     // SAFETY: this thread's region state, no reference to it held.
     unsafe {
         (*r).task_data = cb.get_task_data.map_or(std::ptr::null_mut(), |f| f());
@@ -417,20 +412,26 @@ pub fn construct<R>(kind: c_int, device: usize, f: impl FnOnce() -> R) -> R {
             (*r).target_data.value = new_id();
         }
     }
-    target_event(cb, kind, SCOPE_BEGIN, device);
+    target_event(cb, r, kind, SCOPE_BEGIN, device);
     let result = f();
     deliver_waiting(cb);
-    target_event(cb, kind, SCOPE_END, device);
+    target_event(cb, r, kind, SCOPE_END, device);
     // SAFETY: as above.
     unsafe { *r = NO_REGION };
     result
 }
 
-fn target_event(cb: &Callbacks, kind: c_int, endpoint: c_int, device: usize) {
+/// With a tool connected: its callbacks and this thread's region state (not NULL), the
+/// events that were waiting delivered first.
+fn ready() -> Option<(&'static Callbacks, *mut Region)> {
+    let cb = callbacks()?;
+    deliver_waiting(cb);
     let r = region();
-    if r.is_null() {
-        return;
-    }
+    (!r.is_null()).then_some((cb, r))
+}
+
+/// The construct's begin or end; `r` is this thread's region state.
+fn target_event(cb: &Callbacks, r: *mut Region, kind: c_int, endpoint: c_int, device: usize) {
     // SAFETY: this thread's region state; the tool's callback with OMPT's arguments.
     unsafe {
         if let Some(f) = cb.target_emi {
@@ -459,13 +460,9 @@ fn target_event(cb: &Callbacks, kind: c_int, endpoint: c_int, device: usize) {
 /// An OpenMP routine that operates on devices (`omp_target_alloc`, `_memcpy`, ...): its
 /// data operations name the program's call and no target region.
 pub fn routine<R>(f: impl FnOnce() -> R) -> R {
-    let Some(cb) = callbacks() else {
+    let Some((cb, r)) = ready() else {
         return f();
     };
-    let r = region();
-    if r.is_null() {
-        return f();
-    }
     // SAFETY: this thread's region state, no reference to it held.
     let outer = unsafe { std::mem::replace(&mut (*r).code, code_address::caller()) };
     let result = f();
@@ -477,14 +474,9 @@ pub fn routine<R>(f: impl FnOnce() -> R) -> R {
 
 /// A kernel's submission, asking for `teams` teams.
 pub fn submit<R>(teams: u32, f: impl FnOnce() -> R) -> R {
-    let Some(cb) = callbacks() else {
+    let Some((cb, r)) = ready() else {
         return f();
     };
-    deliver_waiting(cb);
-    let r = region();
-    if r.is_null() {
-        return f();
-    }
     // SAFETY: this thread's region state; the tool's callbacks with OMPT's arguments.
     unsafe {
         if let Some(emi) = cb.submit_emi {
