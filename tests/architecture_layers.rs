@@ -26,7 +26,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
 const OMPTARGET_ALLOWED: &[(&str, &[&str])] = &[
     ("abi", &[]),
     ("report", &["abi"]),
-    ("ompt", &["abi", "report"]),
+    ("ompt", &["abi", "report", "plugin"]),
     ("plugin", &["abi", "report"]),
     ("mapping", &["abi", "report", "ompt", "plugin"]),
     ("devices", &["abi", "report", "ompt", "plugin", "mapping"]),

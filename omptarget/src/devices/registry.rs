@@ -190,6 +190,7 @@ impl State {
                     crate::ompt::events::device_initialize(
                         self.devices.len(),
                         &device_kind(candidate),
+                        candidate,
                     );
                     self.devices.push(OmpDevice {
                         handle: candidate,

@@ -303,7 +303,7 @@ pub(crate) fn launch_region(
             Some(g) => (g.grid.blocks, g.grid.threads, g.dyn_shared),
             None => (1, 1, 0),
         };
-        events::submit(launch.request.num_teams, || {
+        events::submit(device, launch.request.num_teams, grid, queue, || {
             ol::launch_grid(
                 queue,
                 devs.device,

@@ -116,8 +116,11 @@ unsafe extern "C" fn initialize(lookup: Lookup, _initial_device: c_int, _tool: *
     0
 }
 
-/// libomp's call at its end: no more events; what connected here is finalized too.
+/// libomp's call at its end: the trace buffers are delivered, then no more events; what
+/// connected here is finalized too.
 unsafe extern "C" fn finalize(_tool: *mut Data) {
+    // What the devices traced reaches the tool before it is finalised.
+    let _ = std::panic::catch_unwind(crate::ompt::trace_device::finish_all);
     ACTIVE.store(std::ptr::null_mut(), Ordering::Release);
     for Below(result) in std::mem::take(&mut *CONNECTED.lock()) {
         if let Some(finalize) = result.finalize {

@@ -10,11 +10,14 @@
 
 use crate::ompt::code_address;
 use crate::ompt::connect::{callbacks, Callbacks};
+use crate::ompt::trace_device::{self, kind, Stamp, TraceDevice};
+use crate::ompt::trace_records::{self, DataOp};
 use crate::ompt::types::{
     data_op, target_kind, Data, DataOpEmiFn, Id, InterfaceFn, SCOPE_BEGIN, SCOPE_END,
 };
+use crate::plugin::ol::{Device, Queue};
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::ffi::{c_char, c_int, c_void, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 /// What a thread's current construct hands each event: LLVM's `RegionInterface`.
@@ -24,6 +27,8 @@ struct Region {
     target_data: Data,
     host_op_id: Id,
     code: *const c_void,
+    /// The construct's id in trace records (0: none).
+    trace_id: Id,
 }
 
 const NO_REGION: Region = Region {
@@ -32,12 +37,13 @@ const NO_REGION: Region = Region {
     target_data: Data::NONE,
     host_op_id: 0,
     code: std::ptr::null(),
+    trace_id: 0,
 };
 
 /// An event waiting for the registry's lock to be let go.
 enum Event {
     Op(Op),
-    DeviceInitialize(c_int, CString),
+    DeviceInitialize(c_int, CString, &'static TraceDevice),
     DeviceLoad(c_int, usize, usize, u64),
     DeviceFinalize(c_int),
     DeviceUnload(c_int, u64),
@@ -48,6 +54,8 @@ enum Event {
 #[derive(Clone, Copy)]
 struct Op {
     kind: c_int,
+    /// The device whose trace records the operation.
+    device: c_int,
     src: usize,
     src_device: c_int,
     dst_before: usize,
@@ -112,6 +120,7 @@ pub fn let_go() {
             .unwrap_or(0);
         if depth == 0 {
             deliver_waiting(cb);
+            deliver_trace();
         }
     }
 }
@@ -127,6 +136,14 @@ fn deliver_waiting(cb: &Callbacks) {
         for event in events {
             deliver(cb, event);
         }
+    }
+}
+
+/// Fills the tool's trace buffers that are due, unless the registry's lock is held (its
+/// callbacks may call the OpenMP API).
+fn deliver_trace() {
+    if held() == 0 {
+        trace_device::deliver_due();
     }
 }
 
@@ -146,15 +163,15 @@ fn deliver(cb: &Callbacks, event: Event) {
             op_begin(cb, &op);
             op_end(cb, &op);
         }
-        Event::DeviceInitialize(number, kind) => {
+        Event::DeviceInitialize(number, kind, traced) => {
             if let Some(f) = cb.device_initialize {
                 // SAFETY: the tool's callback with OMPT's arguments; the strings live
-                // during the call.
+                // during the call, the device handle for the program's.
                 unsafe {
                     f(
                         number,
                         kind.as_ptr(),
-                        std::ptr::null_mut(),
+                        traced.handle(),
                         Some(device_lookup),
                         std::ptr::null(),
                     )
@@ -193,10 +210,13 @@ fn deliver(cb: &Callbacks, event: Event) {
     }
 }
 
-/// The lookup a device's initialisation hands the tool: device tracing is not offered
-/// (every name answers NULL, OMPT's "not available").
-unsafe extern "C" fn device_lookup(_name: *const c_char) -> Option<InterfaceFn> {
-    None
+/// The lookup a device's initialisation hands the tool: the tracing functions.
+unsafe extern "C" fn device_lookup(name: *const c_char) -> Option<InterfaceFn> {
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: the tool passes a NUL-terminated name.
+    crate::ompt::trace_entry::lookup(unsafe { CStr::from_ptr(name) })
 }
 
 /// The EMI data-op callback `f` at `endpoint`, naming `dst` as the destination.
@@ -262,18 +282,52 @@ fn op_end(cb: &Callbacks, op: &Op) {
 /// Runs the data operation `op` with its events around it (after it, while the lock is
 /// held); `f` returns the destination the end names and its result.
 fn around<R>(cb: &Callbacks, mut op: Op, f: impl FnOnce() -> (usize, R)) -> R {
-    if held() > 0 {
+    let traced = trace_device::collecting(op.device as usize, kind::DATA_OP);
+    let run = |op: &mut Op| {
+        let start = traced.map(TraceDevice::stamp);
         let (dst, result) = f();
         op.dst = dst;
+        if let (Some(d), Some(start)) = (traced, start) {
+            trace_op(d, op, start, d.stamp());
+        }
+        result
+    };
+    if held() > 0 {
+        let result = run(&mut op);
         let _ = WAITING.try_with(|w| w.borrow_mut().push(Event::Op(op)));
         return result;
     }
     deliver_waiting(cb);
     op_begin(cb, &op);
-    let (dst, result) = f();
-    op.dst = dst;
+    let result = run(&mut op);
     op_end(cb, &op);
+    deliver_trace();
     result
+}
+
+/// The trace record of `op`, which ran between `start` and `end`.
+fn trace_op(d: &TraceDevice, op: &Op, start: Stamp, end: Stamp) {
+    let r = region();
+    // SAFETY: this thread's region state, read while no callback runs.
+    let (target_id, host_op_id, code) = match unsafe { r.as_ref() } {
+        Some(r) => (r.trace_id, r.host_op_id, r.code),
+        None => (0, 0, std::ptr::null()),
+    };
+    let record = DataOp {
+        host_op_id: if host_op_id == 0 {
+            new_id()
+        } else {
+            host_op_id
+        },
+        optype: op.kind,
+        src: op.src,
+        src_device: op.src_device,
+        dst: op.dst,
+        dst_device: op.dst_device,
+        bytes: op.bytes,
+        code,
+    };
+    trace_records::data_op(d, target_id, record, start, end);
 }
 
 /// An allocation of `size` bytes on `device` for host memory at `host` (0: none).
@@ -289,6 +343,7 @@ pub fn alloc<E>(
     };
     let op = Op {
         kind: data_op::ALLOC,
+        device: device as c_int,
         src: host_address,
         src_device: host(),
         dst_before: 0,
@@ -310,6 +365,7 @@ pub fn delete<R>(device: usize, address: usize, f: impl FnOnce() -> R) -> R {
     };
     let op = Op {
         kind: data_op::DELETE,
+        device: device as c_int,
         src: address,
         src_device: device as c_int,
         dst_before: 0,
@@ -353,6 +409,7 @@ pub fn transfer<R>(
     };
     let op = Op {
         kind,
+        device: device as c_int,
         src,
         src_device,
         dst_before: dst,
@@ -383,6 +440,7 @@ pub fn association<R>(
     };
     let op = Op {
         kind,
+        device: device as c_int,
         src: host_address,
         src_device: host(),
         dst_before: device_address,
@@ -412,13 +470,34 @@ pub fn construct<R>(kind: c_int, device: usize, f: impl FnOnce() -> R) -> R {
             (*r).target_data.value = new_id();
         }
     }
+    let traced = trace_device::collecting(device, kind::TARGET);
+    if traced.is_some() {
+        // SAFETY: as above.
+        unsafe { (*r).trace_id = new_id() };
+    }
     target_event(cb, r, kind, SCOPE_BEGIN, device);
+    trace_target(traced, r, kind, SCOPE_BEGIN);
     let result = f();
     deliver_waiting(cb);
     target_event(cb, r, kind, SCOPE_END, device);
+    trace_target(traced, r, kind, SCOPE_END);
     // SAFETY: as above.
     unsafe { *r = NO_REGION };
+    deliver_trace();
     result
+}
+
+/// The trace record of a construct's begin or end, when its device collects them.
+fn trace_target(traced: Option<&TraceDevice>, r: *mut Region, kind: c_int, endpoint: c_int) {
+    if let Some(d) = traced {
+        // SAFETY: this thread's region state, read while no callback runs; the task's
+        // data is libomp's.
+        let (task_id, target_id, code) = unsafe {
+            let task = (*r).task_data.as_ref().map_or(0, |t| t.value);
+            (task, (*r).trace_id, (*r).code)
+        };
+        trace_records::target(d, kind, endpoint, task_id, target_id, code);
+    }
 }
 
 /// With a tool connected: its callbacks and this thread's region state (not NULL), the
@@ -472,11 +551,19 @@ pub fn routine<R>(f: impl FnOnce() -> R) -> R {
     result
 }
 
-/// A kernel's submission, asking for `teams` teams.
-pub fn submit<R>(teams: u32, f: impl FnOnce() -> R) -> R {
+/// A kernel's submission on OpenMP device `device`, asking for `teams` teams and
+/// running `granted`: to completion, or enqueued on `queue`.
+pub fn submit<R>(
+    device: usize,
+    teams: u32,
+    granted: u32,
+    queue: Option<&Queue>,
+    f: impl FnOnce() -> R,
+) -> R {
     let Some((cb, r)) = ready() else {
         return f();
     };
+    let traced = trace_device::collecting(device, kind::KERNEL);
     // SAFETY: this thread's region state; the tool's callbacks with OMPT's arguments.
     unsafe {
         if let Some(emi) = cb.submit_emi {
@@ -486,28 +573,46 @@ pub fn submit<R>(teams: u32, f: impl FnOnce() -> R) -> R {
                 &raw mut (*r).host_op_id,
                 teams,
             );
-            let result = f();
+        } else if let Some(plain) = cb.submit {
+            (*r).host_op_id = new_id();
+            plain((*r).target_data.value, (*r).host_op_id, teams);
+        }
+    }
+    let start = traced.map(|d| d.stamp_on(queue));
+    let result = f();
+    if let (Some(d), Some(start)) = (traced, start) {
+        // SAFETY: as above.
+        let (target_id, host_op_id) = unsafe { ((*r).trace_id, (*r).host_op_id) };
+        let host_op_id = if host_op_id == 0 {
+            new_id()
+        } else {
+            host_op_id
+        };
+        let end = d.stamp_on(queue);
+        trace_records::kernel(d, target_id, host_op_id, teams, granted, start, end);
+    }
+    if let Some(emi) = cb.submit_emi {
+        // SAFETY: as above.
+        unsafe {
             emi(
                 SCOPE_END,
                 &raw mut (*r).target_data,
                 &raw mut (*r).host_op_id,
                 teams,
-            );
-            return result;
-        }
-        if let Some(plain) = cb.submit {
-            (*r).host_op_id = new_id();
-            plain((*r).target_data.value, (*r).host_op_id, teams);
-        }
+            )
+        };
     }
-    f()
+    deliver_trace();
+    result
 }
 
-/// OpenMP device `number` is initialised; `kind` names what it is.
-pub fn device_initialize(number: usize, kind: &str) {
+/// OpenMP device `number`, liboffload's `device`, is initialised; `kind` names what it
+/// is.
+pub fn device_initialize(number: usize, kind: &str, device: Device) {
     if let Some(cb) = callbacks() {
         let kind = CString::new(kind).unwrap_or_default();
-        emit(cb, Event::DeviceInitialize(number as c_int, kind));
+        let traced = trace_device::initialized(number, device);
+        emit(cb, Event::DeviceInitialize(number as c_int, kind, traced));
     }
 }
 
@@ -518,9 +623,13 @@ pub fn device_load(number: usize, image: usize, bytes: usize, module: u64) {
     }
 }
 
-/// Device `number` is finalised.
+/// Device `number` is finalised (before liboffload shuts down: its trace records'
+/// times are read now).
 pub fn device_finalize(number: usize) {
     if let Some(cb) = callbacks() {
+        if let Some(traced) = trace_device::device(number) {
+            traced.finalize();
+        }
         emit(cb, Event::DeviceFinalize(number as c_int));
     }
 }

@@ -7,4 +7,8 @@
 pub mod code_address;
 pub mod connect;
 pub mod events;
+pub mod trace_clock;
+pub mod trace_device;
+pub mod trace_entry;
+pub mod trace_records;
 pub mod types;

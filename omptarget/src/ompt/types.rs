@@ -121,3 +121,92 @@ pub type DeviceLoadFn = unsafe extern "C" fn(
     u64,
 );
 pub type DeviceUnloadFn = unsafe extern "C" fn(c_int, u64);
+
+/// `ompt_set_result_t`: what `ompt_set_trace_ompt` answers.
+pub mod set_result {
+    use std::ffi::c_int;
+    pub const ERROR: c_int = 0;
+    pub const NEVER: c_int = 1;
+    pub const ALWAYS: c_int = 5;
+}
+
+/// `ompt_record_t`: the kind of a trace record a cursor points at.
+pub mod record_kind {
+    use std::ffi::c_int;
+    pub const OMPT: c_int = 1;
+    pub const INVALID: c_int = 3;
+}
+
+/// `ompt_device_time_t`.
+pub type DeviceTime = u64;
+
+/// `ompt_record_target_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct TargetRecord {
+    pub kind: c_int,
+    pub endpoint: c_int,
+    pub device_num: c_int,
+    pub task_id: Id,
+    pub target_id: Id,
+    pub codeptr_ra: *const c_void,
+}
+
+/// `ompt_record_target_data_op_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct DataOpRecord {
+    pub host_op_id: Id,
+    pub optype: c_int,
+    pub src_addr: *mut c_void,
+    pub src_device_num: c_int,
+    pub dest_addr: *mut c_void,
+    pub dest_device_num: c_int,
+    pub bytes: usize,
+    pub end_time: DeviceTime,
+    pub codeptr_ra: *const c_void,
+}
+
+/// `ompt_record_target_kernel_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct KernelRecord {
+    pub host_op_id: Id,
+    pub requested_num_teams: u32,
+    pub granted_num_teams: u32,
+    pub end_time: DeviceTime,
+}
+
+/// The union of `ompt_record_ompt_t`: the device kinds, at the size of its largest
+/// member in `omp-tools.h` (72 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union RecordBody {
+    pub target: TargetRecord,
+    pub data_op: DataOpRecord,
+    pub kernel: KernelRecord,
+    pub size: [u64; 9],
+}
+
+/// `ompt_record_ompt_t`: one trace record as a tool reads it from its buffer.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Record {
+    /// The event (`event::TARGET`, `TARGET_DATA_OP` or `TARGET_SUBMIT`).
+    pub kind: c_int,
+    pub time: DeviceTime,
+    pub thread_id: Id,
+    pub target_id: Id,
+    pub body: RecordBody,
+}
+
+// The layout libomp's `omp-tools.h` gives these (clang 19 and 22 alike).
+const _: () = assert!(std::mem::size_of::<TargetRecord>() == 40);
+const _: () = assert!(std::mem::size_of::<DataOpRecord>() == 72);
+const _: () = assert!(std::mem::size_of::<KernelRecord>() == 24);
+const _: () = assert!(std::mem::size_of::<Record>() == 104);
+const _: () = assert!(std::mem::offset_of!(Record, body) == 32);
+
+/// The tool's buffer callbacks (`ompt_callback_buffer_request_t`, `_complete_t`).
+pub type BufferRequestFn = unsafe extern "C" fn(c_int, *mut *mut c_void, *mut usize);
+pub type BufferCompleteFn = unsafe extern "C" fn(c_int, *mut c_void, usize, u64, c_int);

@@ -498,3 +498,53 @@ pub fn queue_is_empty(queue: &Queue) -> Result<bool> {
 pub fn native_queue(queue: &Queue) -> Result<usize> {
     queue_info(queue, OL_QUEUE_INFO_NATIVE_HANDLE)
 }
+
+/// An event of a queue: its completion time, as the device measures it, is what OMPT's
+/// trace records carry.
+#[derive(Debug)]
+pub struct Event(pub ol_event_handle_t);
+// SAFETY: an event handle stays valid until `destroy_event`, which takes it by value;
+// liboffload's calls on it are thread-safe.
+unsafe impl Send for Event {}
+
+/// An event that completes when the work enqueued on `queue` so far has.
+pub fn create_event(queue: &Queue) -> Result<Event> {
+    let mut event = null_mut();
+    check(olCreateEvent(queue.0, &mut event), "olCreateEvent")?;
+    Ok(Event(event))
+}
+
+/// Milliseconds from `start`'s completion to `end`'s (events of one device), waiting
+/// for both.
+pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32> {
+    let mut ms = 0.0f32;
+    check(
+        olGetEventElapsedTime(start.0, end.0, &mut ms),
+        "olGetEventElapsedTime",
+    )?;
+    Ok(ms)
+}
+
+/// Waits for the event's work.
+pub fn sync_event(event: &Event) -> Result<()> {
+    check(olSyncEvent(event.0), "olSyncEvent")
+}
+
+pub fn destroy_event(event: Event) -> Result<()> {
+    check(olDestroyEvent(event.0), "olDestroyEvent")
+}
+
+/// Whether the event's work is done, without waiting.
+pub fn event_is_complete(event: &Event) -> Result<bool> {
+    let mut done = false;
+    check(
+        olGetEventInfo(
+            event.0,
+            OL_EVENT_INFO_IS_COMPLETE,
+            std::mem::size_of::<bool>(),
+            (&mut done as *mut bool).cast(),
+        ),
+        "olGetEventInfo(IS_COMPLETE)",
+    )?;
+    Ok(done)
+}
