@@ -13,7 +13,7 @@
 # only; it is not called by scripts/test.sh.
 #
 # Usage: run-llvm-offload-tests.sh [--clang 19|22] [--remote SERVER] [--save FILE]
-#                                  [--compare FILE] TESTDIR LIBDIR [LOGDIR]
+#                                  [--compare FILE] [--only FOLDER] TESTDIR LIBDIR [LOGDIR]
 #   --clang N  the LLVM release the tests are built for (default 19): clang-N,
 #            LLVM N's FileCheck and not, the binaries then load libomptarget.so.N.1.
 #            22: clang-22 and llvm-22-tools (FileCheck, not), clang-tools-22
@@ -35,7 +35,11 @@
 #            scripts/llvm-offload-tests/passes-llvmN.txt)
 #   --compare FILE  after the run, name every test FILE lists (lines starting with #
 #            are comments) that did not pass here ("MISSING name"), and exit 1 if any
-#   TESTDIR  folder holding the downloaded test files
+#   --only FOLDER  run the tests of TESTDIR/FOLDER alone (e.g. ompt)
+#   --feature NAME  count lit feature NAME as present too (e.g. gpu: the OMPT tests LLVM
+#            marks for GPUs, run on the host target to compare two libraries)
+#   TESTDIR  folder holding the downloaded test files (offload/test of LLVM's tree: the
+#            OMPT tests include openmp/runtime/test/ompt/callback.h from ../../openmp)
 #   LIBDIR   folder put on LD_LIBRARY_PATH when the test binaries run
 #            (e.g. /usr/lib/llvm-19/lib, /usr/lib/llvm-22/lib or /work/main/_install/lib)
 #   LOGDIR   where per-test scripts/logs go (default: a fresh temp folder)
@@ -43,12 +47,14 @@
 # Needs clang-19 and FileCheck/not (Debian: llvm-19-tools), or their LLVM 22 twins.
 
 set -u
-SERVER="" RELEASE=19 SAVE="" COMPARE=""
+SERVER="" RELEASE=19 SAVE="" COMPARE="" ONLY="" EXTRA_FEATURES=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --remote) SERVER=$(cd "$(dirname "${2:?server binary}")" && pwd)/$(basename "$2"); shift 2;;
     --clang) RELEASE=${2:?release}; shift 2;;
     --save) SAVE=${2:?file}; shift 2;;
+    --only) ONLY=${2:?folder}; shift 2;;
+    --feature) EXTRA_FEATURES+=" ${2:?feature}"; shift 2;;
     --compare) COMPARE=$(cd "$(dirname "${2:?file}")" && pwd)/$(basename "$2"); shift 2;;
     --) shift; break;;
     -*) echo "unknown option $1" >&2; exit 2;;
@@ -99,7 +105,7 @@ FC="$LLVM/bin/FileCheck"
 NOT="$LLVM/bin/not"
 # lit features the x86_64 host target has (see lit.cfg: the target name,
 # unified_shared_memory is assumed for non-GPU targets, host).
-FEATURES="x86_64-pc-linux-gnu x86_64-unknown-linux-gnu unified_shared_memory host linux clang"
+FEATURES="x86_64-pc-linux-gnu x86_64-unknown-linux-gnu unified_shared_memory host linux clang ompt$EXTRA_FEATURES"
 
 has_feature() { case " $FEATURES " in *" $1 "*) return 0;; esac; return 1; }
 
@@ -237,12 +243,14 @@ while IFS= read -r f; do
     else say FAIL "unexpectedly passed (XFAIL)"; fail=$((fail+1)); fi
   elif [ $ok -eq 0 ]; then say PASS; pass=$((pass+1))
   else say FAIL "$why, log $log"; fail=$((fail+1)); fi
-done < <(find "$TESTDIR" -path "$TESTDIR/Inputs" -prune -o -type f \( -name '*.c' -o -name '*.cpp' -o -name '*.cc' -o -name '*.f90' \) -print | sort)
+done < <(find "$TESTDIR${ONLY:+/$ONLY}" -path "$TESTDIR/Inputs" -prune -o -type f \( -name '*.c' -o -name '*.cpp' -o -name '*.cc' -o -name '*.f90' \) -print | sort)
 echo "passed $pass, failed $fail, skipped $skip"
 if [ -n "$SAVE" ]; then
   sources=""
   [ -f "$TESTDIR/SOURCES.txt" ] && sources=" (SOURCES.txt sha256 $(sha256sum "$TESTDIR/SOURCES.txt" | cut -c1-16))"
-  { echo "# LLVM's offload tests that passed: run-llvm-offload-tests.sh --clang $RELEASE${SERVER:+ --remote},"
+  options="--clang $RELEASE${SERVER:+ --remote}${ONLY:+ --only $ONLY}"
+  for f in $EXTRA_FEATURES; do options+=" --feature $f"; done
+  { echo "# LLVM's offload tests that passed: run-llvm-offload-tests.sh $options,"
     echo "# binaries built by $CC, run on the libomptarget.so.$RELEASE.1 in $LIBDIR:"
     echo "# $pass passed, $fail failed, $skip skipped of the test files$sources"
     grep '^PASS ' "$LOGDIR/results.txt" | cut -d' ' -f2 | sort; } > "$SAVE"

@@ -110,6 +110,12 @@ static void on_device_load(int device_num, const char *filename, int64_t offset,
     printf("device_load device=0 bytes=%s\n", bytes ? "some" : "0");
 }
 
+// Delivered at the end of the program, after main returned and libomp ended the tool.
+static void on_device_finalize(int device_num) {
+  if (device_num == 0)
+    printf("device_finalize device=0\n");
+}
+
 static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t e, int device_num,
                           ompt_data_t *task_data, ompt_data_t *target_task_data,
                           ompt_data_t *target_data, const void *codeptr_ra) {
@@ -195,6 +201,7 @@ static int initialize(ompt_function_lookup_t lookup, int initial_device_num,
 #define SET(event, fn) set(event, (ompt_callback_t)(fn))
   SET(ompt_callback_device_initialize, on_device_initialize);
   SET(ompt_callback_device_load, on_device_load);
+  SET(ompt_callback_device_finalize, on_device_finalize);
   if (plain) {
     SET(ompt_callback_target, on_target);
     SET(ompt_callback_target_data_op, on_data_op);

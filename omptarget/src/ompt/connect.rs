@@ -1,7 +1,9 @@
 //! The connection with libomp, as LLVM's libomptarget makes it: libomptarget hands
 //! `ompt_libomp_connect` its initializer; libomp calls it, only when the tool it started
 //! registered `device_initialize`, with a lookup of the tool's callbacks and of the task
-//! data of the construct's task. The callbacks read then stand until libomp finalizes.
+//! data of the construct's task. The callbacks read then stand for the program's life:
+//! as with LLVM's library, the devices' finalisation after libomp ended the tool reaches
+//! it too.
 
 use crate::ompt::types::{
     event, Data, DataOpEmiFn, DataOpFn, DeviceFinalizeFn, DeviceInitializeFn, DeviceLoadFn,
@@ -32,7 +34,7 @@ pub struct Callbacks {
 }
 
 /// The tool's callbacks while a tool is connected, NULL otherwise (before libomp's call,
-/// without a tool, after libomp finalized): what every event checks first.
+/// without a tool): what every event checks first.
 static ACTIVE: AtomicPtr<Callbacks> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The tool's callbacks while a tool is connected; `None` (one atomic load) otherwise.
@@ -116,12 +118,11 @@ unsafe extern "C" fn initialize(lookup: Lookup, _initial_device: c_int, _tool: *
     0
 }
 
-/// libomp's call at its end: the trace buffers are delivered, then no more events; what
-/// connected here is finalized too.
+/// libomp's call at its end, before the tool's finalizer: the trace buffers are
+/// delivered and tracing ends; what connected here is finalized too.
 unsafe extern "C" fn finalize(_tool: *mut Data) {
     // What the devices traced reaches the tool before it is finalised.
     let _ = std::panic::catch_unwind(crate::ompt::trace_device::finish_all);
-    ACTIVE.store(std::ptr::null_mut(), Ordering::Release);
     for Below(result) in std::mem::take(&mut *CONNECTED.lock()) {
         if let Some(finalize) = result.finalize {
             // SAFETY: the finalizer that library gave with its result.

@@ -17,6 +17,7 @@ use crate::ompt::types::{
 };
 use crate::plugin::ol::{Device, Queue};
 use std::cell::{Cell, RefCell, UnsafeCell};
+use std::mem::ManuallyDrop;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
@@ -67,7 +68,11 @@ struct Op {
 thread_local! {
     static REGION: UnsafeCell<Region> = const { UnsafeCell::new(NO_REGION) };
     static HELD: Cell<u32> = const { Cell::new(0) };
-    static WAITING: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
+    // Without drop glue, so that it outlives the thread-local destructors glibc runs
+    // before the atexit handlers in which the devices are finalised (it is empty
+    // whenever a thread can end, so nothing leaks).
+    static WAITING: ManuallyDrop<RefCell<Vec<Event>>> =
+        const { ManuallyDrop::new(RefCell::new(Vec::new())) };
 }
 
 /// The ids this library makes (target and operation ids of the older callbacks).
