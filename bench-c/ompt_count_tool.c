@@ -1,17 +1,49 @@
 // An OMPT tool for measuring what the device callbacks cost: loaded with
 // OMP_TOOL_LIBRARIES=libompt_count_tool.so, it registers every device callback (the
-// EMI forms) and counts the calls; at the end it prints the count on stderr.
+// EMI forms) and counts the calls; at the end it prints the count on stderr. With
+// OMPT_COUNT_TRACE=1 it also traces every device that offers tracing (every record
+// kind, 1 MiB buffers) and counts the records.
 #include <omp-tools.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-static atomic_ulong calls;
+static atomic_ulong calls, records;
+static ompt_advance_buffer_cursor_t advance;
+
+static void on_request(int d, ompt_buffer_t **buffer, size_t *bytes) {
+  (void)d;
+  *bytes = 1 << 20;
+  *buffer = malloc(*bytes);
+}
+
+static void on_complete(int d, ompt_buffer_t *buffer, size_t bytes, ompt_buffer_cursor_t at,
+                        int owned) {
+  (void)d;
+  for (int more = bytes > 0; more; more = advance(NULL, buffer, bytes, at, &at))
+    atomic_fetch_add_explicit(&records, 1, memory_order_relaxed);
+  if (owned)
+    free(buffer);
+}
+
+static void trace(ompt_device_t *dev, ompt_function_lookup_t lookup) {
+  ompt_set_trace_ompt_t set = (ompt_set_trace_ompt_t)lookup("ompt_set_trace_ompt");
+  ompt_start_trace_t start = (ompt_start_trace_t)lookup("ompt_start_trace");
+  advance = (ompt_advance_buffer_cursor_t)lookup("ompt_advance_buffer_cursor");
+  if (set && start && advance) {
+    set(dev, 1, 0);
+    start(dev, on_request, on_complete);
+  }
+}
 
 static void count(void) { atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed); }
 
 static void on_device_initialize(int d, const char *t, ompt_device_t *dev,
                                  ompt_function_lookup_t l, const char *doc) {
-  (void)d, (void)t, (void)dev, (void)l, (void)doc;
+  (void)d, (void)t, (void)doc;
+  const char *tracing = getenv("OMPT_COUNT_TRACE");
+  if (l && tracing && atoi(tracing))
+    trace(dev, l);
   count();
 }
 static void on_device_load(int d, const char *f, int64_t o, void *v, size_t b, void *h,
@@ -54,8 +86,8 @@ static int initialize(ompt_function_lookup_t lookup, int initial_device_num,
 
 static void finalize(ompt_data_t *tool_data) {
   (void)tool_data;
-  fprintf(stderr, "ompt_count_tool: %lu device callbacks\n",
-          (unsigned long)atomic_load(&calls));
+  fprintf(stderr, "ompt_count_tool: %lu device callbacks, %lu trace records\n",
+          (unsigned long)atomic_load(&calls), (unsigned long)atomic_load(&records));
 }
 
 ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime) {

@@ -17,8 +17,8 @@ use crate::ompt::types::{
 };
 use crate::plugin::ol::{Device, Queue};
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::mem::ManuallyDrop;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 /// What a thread's current construct hands each event: LLVM's `RegionInterface`.
@@ -458,7 +458,15 @@ pub fn association<R>(
 
 /// A construct (`target_kind::*`) on OpenMP device `device`: its begin and end around
 /// `f`, and the region state its data operations and submission name.
+#[inline]
 pub fn construct<R>(kind: c_int, device: usize, f: impl FnOnce() -> R) -> R {
+    if callbacks().is_none() {
+        return f();
+    }
+    construct_with_tool(kind, device, f)
+}
+
+fn construct_with_tool<R>(kind: c_int, device: usize, f: impl FnOnce() -> R) -> R {
     let Some((cb, r)) = ready() else {
         return f();
     };
@@ -543,7 +551,15 @@ fn target_event(cb: &Callbacks, r: *mut Region, kind: c_int, endpoint: c_int, de
 
 /// An OpenMP routine that operates on devices (`omp_target_alloc`, `_memcpy`, ...): its
 /// data operations name the program's call and no target region.
+#[inline]
 pub fn routine<R>(f: impl FnOnce() -> R) -> R {
+    if callbacks().is_none() {
+        return f();
+    }
+    routine_with_tool(f)
+}
+
+fn routine_with_tool<R>(f: impl FnOnce() -> R) -> R {
     let Some((cb, r)) = ready() else {
         return f();
     };
@@ -558,7 +574,21 @@ pub fn routine<R>(f: impl FnOnce() -> R) -> R {
 
 /// A kernel's submission on OpenMP device `device`, asking for `teams` teams and
 /// running `granted`: to completion, or enqueued on `queue`.
+#[inline]
 pub fn submit<R>(
+    device: usize,
+    teams: u32,
+    granted: u32,
+    queue: Option<&Queue>,
+    f: impl FnOnce() -> R,
+) -> R {
+    if callbacks().is_none() {
+        return f();
+    }
+    submit_with_tool(device, teams, granted, queue, f)
+}
+
+fn submit_with_tool<R>(
     device: usize,
     teams: u32,
     granted: u32,
