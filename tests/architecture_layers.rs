@@ -26,8 +26,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
 const OMPTARGET_ALLOWED: &[(&str, &[&str])] = &[
     ("abi", &[]),
     ("report", &["abi"]),
-    ("ompt", &["abi", "report", "plugin"]),
     ("plugin", &["abi", "report"]),
+    ("ompt", &["abi", "report", "plugin"]),
     ("mapping", &["abi", "report", "ompt", "plugin"]),
     ("devices", &["abi", "report", "ompt", "plugin", "mapping"]),
     (
