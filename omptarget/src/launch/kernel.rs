@@ -303,7 +303,12 @@ pub(crate) fn launch_region(
             Some(g) => (g.grid.blocks, g.grid.threads, g.dyn_shared),
             None => (1, 1, 0),
         };
-        events::submit(device, launch.request.num_teams, grid, queue, || {
+        let submitted = events::Kernel {
+            device,
+            teams: launch.request.num_teams,
+            granted: grid,
+        };
+        events::submit(submitted, queue, || {
             ol::launch_grid(
                 queue,
                 devs.device,

@@ -572,29 +572,29 @@ fn routine_with_tool<R>(f: impl FnOnce() -> R) -> R {
     result
 }
 
-/// A kernel's submission on OpenMP device `device`, asking for `teams` teams and
-/// running `granted`: to completion, or enqueued on `queue`.
+/// A kernel to submit: on OpenMP device `device`, asking for `teams` teams and running
+/// `granted`.
+pub struct Kernel {
+    pub device: usize,
+    pub teams: u32,
+    pub granted: u32,
+}
+
+/// A kernel's submission: to completion, or enqueued on `queue`.
 #[inline]
-pub fn submit<R>(
-    device: usize,
-    teams: u32,
-    granted: u32,
-    queue: Option<&Queue>,
-    f: impl FnOnce() -> R,
-) -> R {
+pub fn submit<R>(kernel: Kernel, queue: Option<&Queue>, f: impl FnOnce() -> R) -> R {
     if callbacks().is_none() {
         return f();
     }
-    submit_with_tool(device, teams, granted, queue, f)
+    submit_with_tool(kernel, queue, f)
 }
 
-fn submit_with_tool<R>(
-    device: usize,
-    teams: u32,
-    granted: u32,
-    queue: Option<&Queue>,
-    f: impl FnOnce() -> R,
-) -> R {
+fn submit_with_tool<R>(kernel: Kernel, queue: Option<&Queue>, f: impl FnOnce() -> R) -> R {
+    let Kernel {
+        device,
+        teams,
+        granted,
+    } = kernel;
     let Some((cb, r)) = ready() else {
         return f();
     };

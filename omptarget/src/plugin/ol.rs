@@ -277,15 +277,21 @@ pub fn unregister(device: Device, pinned: usize) -> Result<()> {
 
 /// A fixed-size device property (`u32`, `u64`, an enum) read with `olGetDeviceInfo`.
 pub fn device_info<T: Copy + Default>(device: Device, key: u32) -> Result<T> {
+    read_info("olGetDeviceInfo", |size, out| {
+        olGetDeviceInfo(device.0, key, size, out)
+    })
+}
+
+/// A fixed-size property of type `T`, read by `get(size, out)` (an `ol*Info` call named
+/// `what`).
+fn read_info<T: Copy + Default>(
+    what: &str,
+    get: impl FnOnce(usize, *mut c_void) -> ol_result_t,
+) -> Result<T> {
     let mut value = T::default();
     check(
-        olGetDeviceInfo(
-            device.0,
-            key,
-            std::mem::size_of::<T>(),
-            (&mut value as *mut T).cast(),
-        ),
-        "olGetDeviceInfo",
+        get(std::mem::size_of::<T>(), (&mut value as *mut T).cast()),
+        what,
     )?;
     Ok(value)
 }
@@ -476,17 +482,9 @@ pub fn sync_queue(queue: &Queue) -> Result<()> {
 
 /// A fixed-size queue property read with `olGetQueueInfo`.
 fn queue_info<T: Copy + Default>(queue: &Queue, key: u32) -> Result<T> {
-    let mut value = T::default();
-    check(
-        olGetQueueInfo(
-            queue.0,
-            key,
-            std::mem::size_of::<T>(),
-            (&mut value as *mut T).cast(),
-        ),
-        "olGetQueueInfo",
-    )?;
-    Ok(value)
+    read_info("olGetQueueInfo", |size, out| {
+        olGetQueueInfo(queue.0, key, size, out)
+    })
 }
 
 /// Whether the queue has no work pending (an error: the queue stopped on a failure).
@@ -536,15 +534,7 @@ pub fn destroy_event(event: Event) -> Result<()> {
 
 /// Whether the event's work is done, without waiting.
 pub fn event_is_complete(event: &Event) -> Result<bool> {
-    let mut done = false;
-    check(
-        olGetEventInfo(
-            event.0,
-            OL_EVENT_INFO_IS_COMPLETE,
-            std::mem::size_of::<bool>(),
-            (&mut done as *mut bool).cast(),
-        ),
-        "olGetEventInfo(IS_COMPLETE)",
-    )?;
-    Ok(done)
+    read_info("olGetEventInfo(IS_COMPLETE)", |size, out| {
+        olGetEventInfo(event.0, OL_EVENT_INFO_IS_COMPLETE, size, out)
+    })
 }
