@@ -488,7 +488,9 @@ fn discard(p: Pending) {
 /// Delivers the devices whose buffers are due (not while the registry is locked: the
 /// caller knows).
 pub fn deliver_due() {
-    if !DUE.swap(false, Ordering::AcqRel) {
+    // A load first: every let-go of the registry with a tool connected comes here, on
+    // every thread, and a swap would write the shared line each time.
+    if !DUE.load(Ordering::Acquire) || !DUE.swap(false, Ordering::AcqRel) {
         return;
     }
     let devices: Vec<&'static TraceDevice> = DEVICES.read().clone();
