@@ -260,6 +260,14 @@ int main(void) {
   omp_target_memset(d, 0, sizeof a, dev);
   omp_target_associate_ptr(c, d, sizeof c, 0, dev);
   omp_target_disassociate_ptr(c, dev);
+  if (omp_get_num_devices() > 1) {
+    // Device to device: both libraries offer several host devices.
+    printf("-- omp_target_memcpy between two devices\n");
+    pointers.count = 0;  // fresh labels: which addresses malloc reuses is its own affair
+    int *e = omp_target_alloc(sizeof a, 1);
+    omp_target_memcpy(e, d, sizeof a, 0, 0, 1, dev);
+    omp_target_free(e, 1);
+  }
   omp_target_free(d, dev);
   printf("b[5] = %d\n", b[5]);
   return 0;

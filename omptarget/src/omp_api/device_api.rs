@@ -158,7 +158,7 @@ pub extern "C" fn omp_target_memcpy(
         let (d, s) = ((dst as usize) + dst_offset, (src as usize) + src_offset);
         let copy = || ol::memcpy(d, to, s, from, length);
         let host = omp_get_initial_device();
-        // A tool sees copies between the host and a device, as LLVM reports them.
+        // A tool sees each copy as LLVM reports it.
         let copied = match (dst_device == host, src_device == host) {
             (false, true) => {
                 events::routine(|| events::transfer(true, dst_device as usize, s, d, length, copy))
@@ -166,6 +166,23 @@ pub extern "C" fn omp_target_memcpy(
             (true, false) => {
                 events::routine(|| events::transfer(false, src_device as usize, d, s, length, copy))
             }
+            // Between two devices a tool sees what LLVM does with its host devices: a
+            // copy to a host buffer and one from it, which is then what happens.
+            (false, false) if events::tool_connected() => match memory_device(host) {
+                Some(host) => events::routine(|| {
+                    let staging = vec![0u8; length];
+                    let h = staging.as_ptr() as usize;
+                    events::transfer(false, src_device as usize, h, s, length, || {
+                        ol::memcpy(h, host, s, from, length)
+                    })
+                    .and_then(|()| {
+                        events::transfer(true, dst_device as usize, h, d, length, || {
+                            ol::memcpy(d, to, h, host, length)
+                        })
+                    })
+                }),
+                None => copy(),
+            },
             _ => copy(),
         };
         match copied {

@@ -513,6 +513,13 @@ fn trace_target(traced: Option<&TraceDevice>, r: *mut Region, kind: c_int, endpo
     }
 }
 
+/// Whether a tool is connected (an operation may then take LLVM's steps, so that the
+/// tool sees them).
+#[inline]
+pub fn tool_connected() -> bool {
+    callbacks().is_some()
+}
+
 /// With a tool connected: its callbacks and this thread's region state (not NULL), the
 /// events that were waiting delivered first.
 fn ready() -> Option<(&'static Callbacks, *mut Region)> {
