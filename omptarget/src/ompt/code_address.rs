@@ -1,7 +1,9 @@
 //! `codeptr_ra`: the address in the program a construct or routine was called from.
 //! LLVM takes its entry point's return address; Rust has no stable way to read one, so
 //! the call stack is walked (only when a tool is connected) to the first frame outside
-//! this library.
+//! this library. CMake builds the crate with frame records in every function
+//! (`omptarget_frame_pointers`): the walk then follows them, a few loads per frame;
+//! otherwise (the crate's own tests) it unwinds with libgcc, about a microsecond.
 
 use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
@@ -58,9 +60,75 @@ unsafe extern "C" fn segments_of(
 /// when none is found). Unwinding costs per frame: a few frames are tried first, the
 /// whole depth only when the caller is deeper (a call through libomp's tasks).
 pub fn caller() -> *const c_void {
-    first_outside::<8>()
+    frame_records::first_outside()
+        .or_else(first_outside::<8>)
         .or_else(first_outside::<64>)
         .unwrap_or(std::ptr::null())
+}
+
+/// The walk along the frame records (x86_64's rbp chain, aarch64's x29 chain): each
+/// record holds the caller's record and the return address. Every frame from an entry
+/// point down to here is this crate's, so the chain is whole up to the first return
+/// address outside it; a record that does not lie a little above the one before ends
+/// the walk without an answer (the unwinder then decides).
+#[cfg(all(
+    omptarget_frame_pointers,
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod frame_records {
+    use super::own_range;
+    use std::ffi::c_void;
+
+    /// Frames further apart than this are not one chain.
+    const FRAME_AT_MOST: usize = 1 << 20;
+    const DEPTH: usize = 64;
+
+    #[inline(never)]
+    pub fn first_outside() -> Option<*const c_void> {
+        let mut record: usize;
+        // SAFETY: reads this function's frame-record register, nothing else.
+        unsafe {
+            #[cfg(target_arch = "x86_64")]
+            std::arch::asm!("mov {}, rbp", out(reg) record, options(nomem, nostack, preserves_flags));
+            #[cfg(target_arch = "aarch64")]
+            std::arch::asm!("mov {}, x29", out(reg) record, options(nomem, nostack, preserves_flags));
+        }
+        let (start, end) = own_range();
+        for _ in 0..DEPTH {
+            if record == 0 || record % std::mem::align_of::<usize>() != 0 {
+                return None;
+            }
+            // SAFETY: `record` is the frame record of a live frame of this crate on this
+            // thread's stack (the chain from this function up to the entry point, each
+            // checked to lie just above the one before): two words, the caller's record
+            // and the return address.
+            let (next, returns_to) = unsafe {
+                let words = record as *const usize;
+                (words.read(), words.add(1).read())
+            };
+            if !(start..end).contains(&returns_to) {
+                return (returns_to != 0).then_some(returns_to as *const c_void);
+            }
+            if next <= record || next - record > FRAME_AT_MOST {
+                return None;
+            }
+            record = next;
+        }
+        None
+    }
+}
+
+/// Without frame records, the unwinder alone.
+#[cfg(not(all(
+    omptarget_frame_pointers,
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+mod frame_records {
+    use std::ffi::c_void;
+
+    pub fn first_outside() -> Option<*const c_void> {
+        None
+    }
 }
 
 fn first_outside<const DEPTH: usize>() -> Option<*const c_void> {
