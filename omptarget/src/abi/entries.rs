@@ -37,6 +37,10 @@ pub struct EntryV22 {
     pub aux_address: *mut c_void,
 }
 
+/// The reserved word of the entry LLVM 22's `llvm-omp-kernel-replay` registers (of kind
+/// 0): read as an OpenMP entry, so that the tool replays on this library.
+pub const REPLAY_TOOL_RESERVED: u64 = 0xFFFF_FFFF;
+
 /// The only `EntryV22::version` there is so far.
 pub const ENTRY_VERSION: u16 = 1;
 /// `object::OffloadKind::OFK_OpenMP`: entries of other kinds (CUDA, HIP, SYCL) in the
@@ -75,7 +79,12 @@ pub enum Layout {
 
 /// The layout of the `len`-byte table whose first 8 bytes read `first_word`.
 pub fn layout(first_word: u64, len: usize) -> Result<Layout, String> {
-    let (layout, size) = if first_word == 0 {
+    // LLVM 22's `llvm-omp-kernel-replay` writes its one entry in LLVM 22's layout with
+    // `REPLAY_TOOL_RESERVED` in the reserved word: a table that only that layout divides.
+    let replay_tool = first_word == REPLAY_TOOL_RESERVED
+        && len % std::mem::size_of::<EntryV19>() != 0
+        && len % std::mem::size_of::<EntryV22>() == 0;
+    let (layout, size) = if first_word == 0 || replay_tool {
         (Layout::Llvm22, std::mem::size_of::<EntryV22>())
     } else {
         (Layout::Llvm19, std::mem::size_of::<EntryV19>())
@@ -150,13 +159,14 @@ pub unsafe fn read(begin: *const c_void, end: *const c_void) -> Result<Table, St
                 // LLVM 22 reads every entry of this layout whatever its version (its own
                 // tests register entries of version 0); only non-zero reserved bytes,
                 // which this layout never has, are refused.
-                if e.reserved != 0 {
+                let replay_tool = e.reserved == REPLAY_TOOL_RESERVED && e.kind == 0;
+                if e.reserved != 0 && !replay_tool {
                     return Err(format!(
                         "an offload entry with reserved bytes {:#x} is not supported",
                         e.reserved
                     ));
                 }
-                if e.kind != KIND_OPENMP {
+                if e.kind != KIND_OPENMP && !replay_tool {
                     continue;
                 }
                 if e.flags == REGISTER_REQUIRES {
@@ -324,6 +334,26 @@ mod tests {
         assert_eq!(read_slice(&table).unwrap().len(), 2);
         table[1].reserved = 1;
         assert!(read_slice(&table).is_err());
+    }
+
+    #[test]
+    fn reads_the_entry_of_llvm_22s_replay_tool() {
+        // One entry of kind 0 with 0xFFFFFFFF in its reserved word, at address 0x1.
+        let mut tool = [v22(0, 0, 0x1, c"__omp_offloading_fe00_1_main_l7", 0)];
+        tool[0].reserved = REPLAY_TOOL_RESERVED;
+        tool[0].version = 0;
+        assert_eq!(
+            read_slice(&tool).unwrap(),
+            vec![entry(0x1, "__omp_offloading_fe00_1_main_l7", 0)]
+        );
+        // Other reserved words stay refused, and tables that LLVM 19's layout divides
+        // are LLVM 19's.
+        tool[0].reserved = 0xFFFF_FFFE;
+        assert!(read_slice(&tool).is_err());
+        assert_eq!(
+            layout(REPLAY_TOOL_RESERVED, 4 * std::mem::size_of::<EntryV22>()).unwrap(),
+            Layout::Llvm19
+        );
     }
 
     #[test]

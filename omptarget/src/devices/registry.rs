@@ -7,8 +7,10 @@ use crate::abi::entries::{self, Entry};
 use crate::abi::types::{entry_flags, requirements, BinDesc};
 use crate::mapping::table::{Mapping, MappingTable};
 use crate::mapping::transfer::Devices;
+use crate::plugin::device_memory;
 use crate::plugin::gpu_load::GpuDevice;
 use crate::plugin::ol::{self, Device, Program, Symbol};
+use crate::plugin::rr_region;
 use crate::report::policy::{self, Policy};
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
@@ -24,7 +26,7 @@ impl Entry {
     /// A `declare target` variable: its device copy, or for a `link` variable the device
     /// pointer through which the device reaches it (mapped like any global, so that
     /// mapping the variable attaches that pointer). Indirect functions are not data.
-    fn is_global(&self) -> bool {
+    pub fn is_global(&self) -> bool {
         self.size > 0 && self.flags & entry_flags::INDIRECT == 0
     }
 
@@ -172,6 +174,7 @@ impl State {
     /// LLVM's order: image by image, as each image finds the devices that take it (a
     /// binary with a host image first numbers the host's devices first).
     fn add_devices_for(&mut self, images: &[&'static [u8]]) {
+        let first_new = self.devices.len();
         let unified = self.requirements & requirements::UNIFIED_SHARED_MEMORY != 0;
         for image in images {
             for &candidate in &self.all {
@@ -204,6 +207,23 @@ impl State {
         }
         self.apply_requirements();
         crate::ompt::events::set_initial_device(self.devices.len());
+        self.start_recording(first_new);
+    }
+
+    /// `LIBOMPTARGET_RECORD`: the devices from `first` on record their kernels from now
+    /// on, as LLVM's start recording when a device is initialised.
+    fn start_recording(&self, first: usize) {
+        if !policy::env_flag("LIBOMPTARGET_RECORD", false) {
+            return;
+        }
+        let save = policy::env_flag("LIBOMPTARGET_RR_SAVE_OUTPUT", false);
+        for (number, dev) in self.devices.iter().enumerate().skip(first) {
+            if let Err(e) = rr_region::reserve(dev.handle, rr_region::Mode::Record, 0, None, save) {
+                policy::message(&format!(
+                    "warning: LIBOMPTARGET_RECORD: device {number} does not record: {e}"
+                ));
+            }
+        }
     }
 
     /// `requires unified_shared_memory`: unmapped data is used at its host address.
@@ -463,7 +483,7 @@ pub fn unregister(desc: usize) {
             // allocation is not ours to free: a `declare target` global (the program's
             // memory, gone with it) or an `omp_target_associate_ptr` pair (the user's).
             if mapping.device_alloc != 0 {
-                let _ = ol::free(mapping.device_alloc);
+                let _ = device_memory::free(mapping.device_alloc);
             }
         }
     }

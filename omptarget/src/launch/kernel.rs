@@ -6,15 +6,18 @@
 use crate::abi::types::{map_type as mt, MapArg};
 use crate::devices::registry::{self};
 use crate::launch::launch_plan::{self, Grid, Request};
+use crate::launch::recording;
 use crate::mapping::data;
 use crate::mapping::info_lines;
 use crate::mapping::table::MappingTable;
 use crate::mapping::transfer;
 use crate::mapping::transfer::{Devices, Failed};
 use crate::ompt::events;
+use crate::plugin::device_memory;
 use crate::plugin::gpu_load::{self, GpuDevice};
 use crate::plugin::kernel_env::{self, ExecMode, LAUNCH_ENV_SIZE};
 use crate::plugin::ol;
+use crate::plugin::rr_region;
 use crate::report::info;
 use crate::report::policy::{self, message};
 use crate::report::profile;
@@ -87,7 +90,8 @@ fn kernel_values(
             arg.base
         } else if arg.has(mt::PRIVATE) {
             let offset = arg.base.wrapping_sub(arg.begin);
-            let copy = ol::alloc(devs.device, arg.size.max(1)).map_err(transfer::report)?;
+            let copy =
+                device_memory::alloc(devs.device, arg.size.max(1)).map_err(transfer::report)?;
             privates.push(PrivateCopy { device_begin: copy });
             if arg.has(mt::TO) {
                 transfer::to_device(devs, copy, arg.begin, arg.size, 0)?;
@@ -167,9 +171,10 @@ impl GpuLaunch {
             values[0] = NO_LAUNCH_ENV;
             return Ok(planned);
         }
-        let buffer = ol::alloc(devs.device, reduction).map_err(transfer::report)?;
+        let buffer = device_memory::alloc(devs.device, reduction).map_err(transfer::report)?;
         planned.allocations.push(buffer);
-        let env_block = ol::alloc(devs.device, LAUNCH_ENV_SIZE).map_err(transfer::report)?;
+        let env_block =
+            device_memory::alloc(devs.device, LAUNCH_ENV_SIZE).map_err(transfer::report)?;
         planned.allocations.push(env_block);
         let bytes = kernel_env::launch_environment(buffer as u64);
         ol::memcpy(
@@ -188,7 +193,7 @@ impl GpuLaunch {
 impl Drop for GpuLaunch {
     fn drop(&mut self) {
         for &allocation in &self.allocations {
-            let _ = ol::free(allocation);
+            let _ = device_memory::free(allocation);
         }
     }
 }
@@ -214,7 +219,7 @@ impl Launched {
             gpu,
         } = self;
         for copy in privates {
-            let _ = ol::free(copy.device_begin);
+            let _ = device_memory::free(copy.device_begin);
         }
         drop(gpu);
         let mut state = registry::state();
@@ -303,6 +308,16 @@ pub(crate) fn launch_region(
             Some(g) => (g.grid.blocks, g.grid.threads, g.dyn_shared),
             None => (1, 1, 0),
         };
+        let recorded = recording::of_launch(
+            device,
+            host_ptr,
+            &values,
+            (grid, threads),
+            launch.request.trip_count,
+        );
+        if let Some((region, record)) = &recorded {
+            recording::before(region, record);
+        }
         let submitted = events::Kernel {
             device,
             teams: launch.request.num_teams,
@@ -318,6 +333,16 @@ pub(crate) fn launch_region(
                 [threads, 1, 1],
                 dyn_shared,
             )
+        })
+        .and_then(|()| match (&recorded, queue) {
+            // The output is what the kernel leaves: wait for it.
+            (Some((region, record)), queue) => {
+                queue.map_or(Ok(()), ol::sync_queue)?;
+                let region = rr_region::of(region.device).unwrap_or(*region);
+                recording::after(&region, &record.name);
+                Ok(())
+            }
+            _ => Ok(()),
         })
         .map(|()| gpu)
         .map_err(|e| {
@@ -336,7 +361,7 @@ pub(crate) fn launch_region(
         }),
         Err(failed) => {
             for copy in privates {
-                let _ = ol::free(copy.device_begin);
+                let _ = device_memory::free(copy.device_begin);
             }
             Err(failed)
         }

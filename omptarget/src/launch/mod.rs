@@ -4,4 +4,6 @@
 pub mod kernel;
 pub mod launch_plan;
 pub mod nowait;
+pub mod recording;
+pub mod replay;
 pub mod target_region;

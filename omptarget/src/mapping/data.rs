@@ -13,7 +13,7 @@ use crate::mapping::mapper;
 use crate::mapping::table::{Lookup, Mapping, MappingTable};
 use crate::mapping::transfer::{report, restore_host_shadows, to_device, to_host, Devices, Failed};
 use crate::ompt::events;
-use crate::plugin::ol;
+use crate::plugin::device_memory;
 use crate::report::info::{self, kind};
 use crate::report::policy::{self, message};
 
@@ -145,7 +145,7 @@ fn target_pointer(table: &mut MappingTable, devs: Devices, r: &Request) -> Resul
         missing_present(r.begin, r.size);
     } else if r.size > 0 {
         let alloc = events::alloc(devs.number, r.begin, r.padding + r.size, || {
-            ol::alloc(devs.device, r.padding + r.size)
+            device_memory::alloc(devs.device, r.padding + r.size)
         })
         .map_err(report)?;
         let device_begin = alloc + r.padding;
@@ -478,7 +478,7 @@ fn finish_releases(
             }
             if gone.device_alloc != 0 {
                 events::delete(devs.number, gone.device_alloc, || {
-                    ol::free(gone.device_alloc)
+                    device_memory::free(gone.device_alloc)
                 })
                 .map_err(report)?;
             }
@@ -491,6 +491,7 @@ fn finish_releases(
 mod tests {
     use super::*;
     use crate::mapping::mapper::{component_count, push_component};
+    use crate::plugin::ol;
     use crate::report::boundary::boundary;
     use std::cell::Cell;
     use std::ffi::c_void;

@@ -3,6 +3,7 @@
 
 use crate::devices::registry::{self, resolve, Target};
 use crate::ompt::events;
+use crate::plugin::device_memory;
 use crate::plugin::ol::{self, Device};
 use crate::report::boundary::boundary;
 use crate::report::policy::message;
@@ -44,7 +45,9 @@ pub(crate) fn alloc_on(size: usize, device_num: c_int, kind: u32, name: &str) ->
                 return std::ptr::null_mut();
             };
             events::routine(|| {
-                events::alloc(device, 0, size, || ol::alloc_kind(handle, kind, size))
+                events::alloc(device, 0, size, || {
+                    device_memory::alloc_kind(handle, kind, size)
+                })
             })
             .map_or_else(
                 |e| {
@@ -70,8 +73,9 @@ pub(crate) unsafe fn free_on(ptr: *mut c_void, device_num: c_int, name: &str) {
         // SAFETY: on the initial device the allocator was malloc (the caller's promise).
         Some(Target::Host) => unsafe { libc::free(ptr) },
         Some(Target::Device(device)) => {
-            let freed =
-                events::routine(|| events::delete(device, ptr as usize, || ol::free(ptr as usize)));
+            let freed = events::routine(|| {
+                events::delete(device, ptr as usize, || device_memory::free(ptr as usize))
+            });
             if let Err(e) = freed {
                 message(&format!("error: {name}: {e}"));
             }

@@ -4,6 +4,7 @@
 //! dynamic memory size from it), and each region's `<kernel>_kernel_environment` is read
 //! for its launches (`launch_plan`).
 
+use crate::plugin::device_memory;
 use crate::plugin::gpu_limits::GpuLimits;
 use crate::plugin::kernel_env::{self, ExecMode, KernelEnv, KERNEL_ENV_SIZE};
 use crate::plugin::ol::{self, Device, Program};
@@ -137,7 +138,7 @@ impl GpuDevice {
             .iter()
             .flat_map(|&(h, d)| [h.to_ne_bytes(), d.to_ne_bytes()].concat())
             .collect();
-        let table = ol::alloc(device, bytes.len())?;
+        let table = device_memory::alloc(device, bytes.len())?;
         ol::memcpy(table, device, bytes.as_ptr() as usize, host, bytes.len())?;
         Ok(table)
     }

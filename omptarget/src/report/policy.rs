@@ -125,6 +125,19 @@ pub fn print_stdout(text: &str) {
     unsafe { libc::printf(c"%s".as_ptr(), text.as_ptr()) };
 }
 
+/// A yes/no variable as LLVM's libomptarget reads one (`BoolEnvar`): 1, true, yes or on
+/// (any case) are yes; 0, false, no, off and anything else, or unset, are `default`.
+pub fn env_flag(name: &str, default: bool) -> bool {
+    match std::env::var(name) {
+        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" => false,
+            _ => default,
+        },
+        Err(_) => default,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

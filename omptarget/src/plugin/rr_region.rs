@@ -1,0 +1,180 @@
+//! The device memory of kernel record and replay: while a device records or replays,
+//! every allocation this library makes on it comes from one reserved region, one after
+//! the other from its start (16-byte steps, as LLVM's bump allocator), and freeing is
+//! a no-op. The region's used part is then everything a kernel can reach, which a
+//! recording saves and a replay puts back at the same addresses.
+//!
+//! On the host device the region is anonymous memory mapped at the address asked for
+//! (`MAP_FIXED_NOREPLACE`: an address already taken is refused, never overwritten), or
+//! anywhere when none is asked. Other devices cannot place memory yet: they are refused
+//! with a message saying so.
+
+use crate::plugin::ol::{self, Device};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What a region serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Record,
+    Replay,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Region {
+    pub device: Device,
+    pub mode: Mode,
+    /// Save the used part after each kernel (`<kernel>.original.output` when recording,
+    /// `.replay.output` when replaying).
+    pub save_output: bool,
+    pub start: usize,
+    pub capacity: usize,
+    pub used: usize,
+}
+
+/// Bytes reserved for a recording: address space only (pages are committed when
+/// touched), so that a program's allocations fit as they would on a device.
+pub const RECORD_RESERVE: usize = 64 << 30;
+/// Room a replay keeps beyond the recorded memory.
+const REPLAY_SLACK: usize = 64 << 20;
+const STEP: usize = 16;
+
+static REGIONS: Mutex<Vec<Region>> = Mutex::new(Vec::new());
+/// Some region exists: what every allocation and free checks first.
+static ANY: AtomicBool = AtomicBool::new(false);
+
+/// Reserves the region of `device` for `mode`: `size` bytes (0: the recording default),
+/// at `at` when given. Answers the region's start.
+pub fn reserve(
+    device: Device,
+    mode: Mode,
+    size: usize,
+    at: Option<usize>,
+    save_output: bool,
+) -> Result<usize, String> {
+    if !ol::is_host(device)? {
+        return Err(format!(
+            "kernel {} on {} devices is not supported yet (their memory cannot be placed at \
+             a recorded address); the host device and the remote devices' servers can",
+            if mode == Mode::Record {
+                "recording"
+            } else {
+                "replay"
+            },
+            ol::device_info_string(device, offload::capi::OL_DEVICE_INFO_NAME)
+                .unwrap_or_else(|_| "this".into())
+        ));
+    }
+    let mut regions = REGIONS.lock();
+    if let Some(r) = regions.iter_mut().find(|r| r.device == device) {
+        // Asked again (a second activation): the region stays, its use changes.
+        r.mode = mode;
+        r.save_output = save_output;
+        return Ok(r.start);
+    }
+    let capacity = match mode {
+        Mode::Record if size == 0 => RECORD_RESERVE,
+        Mode::Record => size,
+        Mode::Replay => size.saturating_add(REPLAY_SLACK),
+    };
+    let start = map(capacity, at)?;
+    regions.push(Region {
+        device,
+        mode,
+        save_output,
+        start,
+        capacity,
+        used: 0,
+    });
+    ANY.store(true, Ordering::Release);
+    Ok(start)
+}
+
+/// Anonymous memory of `size` bytes, at `at` when given (and free there).
+fn map(size: usize, at: Option<usize>) -> Result<usize, String> {
+    let flags = libc::MAP_PRIVATE
+        | libc::MAP_ANONYMOUS
+        | libc::MAP_NORESERVE
+        | if at.is_some() {
+            libc::MAP_FIXED_NOREPLACE
+        } else {
+            0
+        };
+    // SAFETY: a new anonymous mapping; with MAP_FIXED_NOREPLACE the kernel refuses an
+    // address range that is already mapped instead of replacing it.
+    let got = unsafe {
+        libc::mmap(
+            at.unwrap_or(0) as *mut libc::c_void,
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            -1,
+            0,
+        )
+    };
+    if got == libc::MAP_FAILED {
+        let why = std::io::Error::last_os_error();
+        return Err(match at {
+            Some(at) => format!("cannot place {size} bytes at {at:#x}: {why}"),
+            None => format!("cannot reserve {size} bytes: {why}"),
+        });
+    }
+    if let Some(at) = at {
+        // A kernel too old for MAP_FIXED_NOREPLACE takes it as a hint.
+        if got as usize != at {
+            // SAFETY: the mapping just made, not used.
+            unsafe { libc::munmap(got, size) };
+            return Err(format!(
+                "cannot place {size} bytes at {at:#x}: the system gave {got:p}"
+            ));
+        }
+    }
+    Ok(got as usize)
+}
+
+/// `size` bytes of `device`'s region, when it has one (`None`: allocate as usual).
+#[inline]
+pub fn alloc(device: Device, size: usize) -> Option<Result<usize, String>> {
+    if !ANY.load(Ordering::Acquire) {
+        return None;
+    }
+    let mut regions = REGIONS.lock();
+    let r = regions.iter_mut().find(|r| r.device == device)?;
+    let step = size.div_ceil(STEP).max(1) * STEP;
+    if r.capacity - r.used < step {
+        return Some(Err(format!(
+            "the record/replay region of {} bytes at {:#x} has {} bytes left, {size} asked",
+            r.capacity,
+            r.start,
+            r.capacity - r.used
+        )));
+    }
+    let at = r.start + r.used;
+    r.used += step;
+    Some(Ok(at))
+}
+
+/// Whether `ptr` lies in a region (its memory is never freed one allocation at a time).
+#[inline]
+pub fn owns(ptr: usize) -> bool {
+    ANY.load(Ordering::Acquire)
+        && REGIONS
+            .lock()
+            .iter()
+            .any(|r| (r.start..r.start + r.capacity).contains(&ptr))
+}
+
+/// `device`'s region, if it has one.
+pub fn of(device: Device) -> Option<Region> {
+    if !ANY.load(Ordering::Acquire) {
+        return None;
+    }
+    REGIONS.lock().iter().find(|r| r.device == device).copied()
+}
+
+/// The used part of `device`'s region, read (the host sees the host device's memory).
+pub fn used_bytes(region: &Region) -> &'static [u8] {
+    // SAFETY: the region stays mapped for the program's life; its first `used` bytes
+    // were handed out, and the host device's memory is the host's.
+    unsafe { std::slice::from_raw_parts(region.start as *const u8, region.used) }
+}
