@@ -49,6 +49,9 @@ pub fn of_launch(
     grid: (u32, u32),
     trip_count: u64,
 ) -> Option<(Region, Launch)> {
+    if !rr_region::any() {
+        return None;
+    }
     let state = registry::state();
     let dev = state.devices.get(device)?;
     let region = active(rr_region::of(dev.handle))?;

@@ -132,6 +132,12 @@ fn map(size: usize, at: Option<usize>) -> Result<usize, String> {
     Ok(got as usize)
 }
 
+/// Whether any device records or replays (one atomic load).
+#[inline]
+pub fn any() -> bool {
+    ANY.load(Ordering::Acquire)
+}
+
 /// `size` bytes of `device`'s region, when it has one (`None`: allocate as usual).
 #[inline]
 pub fn alloc(device: Device, size: usize) -> Option<Result<usize, String>> {
