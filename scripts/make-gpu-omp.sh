@@ -65,6 +65,7 @@ omp_sources() {
     [ "$(basename "${src%.*}")" = omp_ompt_trace ] && continue
     # Kernel record and replay: the host device's for now (GPU memory placement to come).
     [ "$(basename "${src%.*}")" = omp_record_replay ] && continue
+    [ "$(basename "${src%.*}")" = omp_replay_errors ] && continue
     echo "$src"
   done
 }
