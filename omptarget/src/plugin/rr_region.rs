@@ -144,6 +144,10 @@ pub fn alloc(device: Device, size: usize) -> Option<Result<usize, String>> {
     if !ANY.load(Ordering::Acquire) {
         return None;
     }
+    alloc_in_region(device, size)
+}
+
+fn alloc_in_region(device: Device, size: usize) -> Option<Result<usize, String>> {
     let mut regions = REGIONS.lock();
     let r = regions.iter_mut().find(|r| r.device == device)?;
     let step = size.div_ceil(STEP).max(1) * STEP;
@@ -163,11 +167,14 @@ pub fn alloc(device: Device, size: usize) -> Option<Result<usize, String>> {
 /// Whether `ptr` lies in a region (its memory is never freed one allocation at a time).
 #[inline]
 pub fn owns(ptr: usize) -> bool {
-    ANY.load(Ordering::Acquire)
-        && REGIONS
-            .lock()
-            .iter()
-            .any(|r| (r.start..r.start + r.capacity).contains(&ptr))
+    ANY.load(Ordering::Acquire) && in_a_region(ptr)
+}
+
+fn in_a_region(ptr: usize) -> bool {
+    REGIONS
+        .lock()
+        .iter()
+        .any(|r| (r.start..r.start + r.capacity).contains(&ptr))
 }
 
 /// `device`'s region, if it has one.
