@@ -8,4 +8,5 @@ pub mod image;
 pub mod memory;
 pub mod plugin;
 pub mod plugins;
+pub mod record;
 pub mod runtime;

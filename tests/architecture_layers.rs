@@ -15,7 +15,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("image", &["plugin::foundation"]),
     ("memory", &["plugin"]),
     ("plugins", &["plugin", "image"]),
-    ("runtime", &["plugin", "plugins", "memory"]),
+    ("record", &[]),
+    ("runtime", &["plugin", "plugins", "memory", "record"]),
     ("capi", &["runtime", "plugin"]),
 ];
 
@@ -65,6 +66,7 @@ const OTHER_CRATES: &[(&str, &[&str])] = &[
             "plugins::remote::settings",
         ],
     ),
+    ("replay/src", &["capi", "record::format"]),
 ];
 
 fn root() -> PathBuf {

@@ -125,6 +125,11 @@ impl MemoryManager {
         (ptr - info.base < info.size).then_some(info)
     }
 
+    /// The live allocations of device `device` (its index here), by base address.
+    pub fn allocations_of(&self, device: usize) -> Vec<AllocationInfo> {
+        self.registry.of_device(device)
+    }
+
     /// Number of live allocations.
     pub fn live_allocations(&self) -> usize {
         self.registry.len()

@@ -150,6 +150,23 @@ impl Registry {
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| s.lock().len()).sum()
     }
+
+    /// The live allocations of device `device`, by base address.
+    pub(crate) fn of_device(&self, device: usize) -> Vec<AllocationInfo> {
+        let mut found: Vec<AllocationInfo> = self
+            .shards
+            .iter()
+            .flat_map(|s| {
+                s.lock()
+                    .iter()
+                    .filter(|(_, e)| e.device as usize == device)
+                    .map(|(&base, e)| e.info(base))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        found.sort_by_key(|a| a.base);
+        found
+    }
 }
 
 #[cfg(test)]

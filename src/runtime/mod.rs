@@ -12,6 +12,7 @@ pub mod profile;
 pub mod program;
 pub mod queue;
 pub mod queue_ops;
+pub mod recording;
 pub mod registration;
 pub mod state;
 pub mod thread_copy;

@@ -9,6 +9,7 @@ use crate::plugins::global_ctors::{self, Destructors};
 use crate::runtime::context::Runtime;
 use crate::runtime::platform::Device;
 use crate::runtime::queue::Queue;
+use crate::runtime::recording;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,6 +27,8 @@ c_enum! {
 pub struct Program {
     pub device: Arc<Device>,
     pub imp: Arc<dyn plugin::Program>,
+    /// The image, kept while launches are recorded (`OFFLOAD_RECORD`).
+    pub image: Option<Arc<[u8]>>,
     /// Symbols handed out, by (name, kind), so asking twice gives the same handle.
     symbols: Mutex<HashMap<(String, u32), usize>>,
     /// The image's global destructors, still to run (GPU images with C++ globals).
@@ -60,6 +63,8 @@ pub struct Symbol {
     pub name: String,
     pub device: Arc<Device>,
     pub target: SymbolTarget,
+    /// Its program's image, while launches are recorded.
+    pub image: Option<Arc<[u8]>>,
 }
 
 impl Symbol {
@@ -127,6 +132,7 @@ impl Runtime {
         Ok(self.programs.insert(Arc::new(Program {
             device: device.clone(),
             imp,
+            image: recording::enabled().then(|| Arc::from(image)),
             symbols: Mutex::new(HashMap::new()),
             destructors: Mutex::new(destructors),
         })))
@@ -173,6 +179,7 @@ impl Runtime {
             name: name.to_string(),
             device: program.device.clone(),
             target,
+            image: program.image.clone(),
         }));
         symbols.insert((name.to_string(), kind as u32), handle);
         Ok(handle)
@@ -217,6 +224,28 @@ impl Runtime {
         plugin::check_launch(kernel.as_ref(), limits, &config, &args, &|| {
             format!("kernel '{}' on {}", symbol.name, device.describe())
         })?;
+        if recording::wants(&symbol.name) {
+            let (recorded_config, recorded_args) = (config, args.clone());
+            let launch = recording::Launch {
+                queue,
+                device,
+                symbol,
+                config: &recorded_config,
+                args: &recorded_args,
+            };
+            return self.record_launch(launch, || Self::run(queue, device, kernel, config, args));
+        }
+        Self::run(queue, device, kernel, config, args)
+    }
+
+    /// A checked launch, run now (no queue) or enqueued.
+    fn run(
+        queue: Option<&Arc<Queue>>,
+        device: &Arc<Device>,
+        kernel: Arc<dyn plugin::Kernel>,
+        config: LaunchConfig,
+        args: KernelArgs,
+    ) -> Result<()> {
         match queue {
             None => plugin::launch_now(device.imp.as_ref(), &kernel, &config, &args),
             Some(q) => q.enqueue(

@@ -1,0 +1,188 @@
+//! The liboffload calls a replay makes, through the C API.
+
+use offload::capi::*;
+use std::ffi::{c_void, CStr, CString};
+use std::ptr::{null, null_mut};
+
+/// `result` as an error text naming `what`.
+fn check(result: ol_result_t, what: &str) -> Result<(), String> {
+    if result.is_null() {
+        return Ok(());
+    }
+    // SAFETY: a non-NULL result points to an error liboffload keeps for the process;
+    // `Details` is NULL or a C string.
+    let details = unsafe {
+        let e = &*result;
+        if e.Details.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(e.Details).to_string_lossy().into_owned()
+        }
+    };
+    Err(format!("{what} failed: {details}"))
+}
+
+pub fn init() -> Result<(), String> {
+    check(olInit(), "olInit")
+}
+
+pub fn shut_down() {
+    let _ = olShutDown();
+}
+
+/// One device liboffload offers.
+#[derive(Clone, Debug)]
+pub struct Device {
+    pub handle: ol_device_handle_t,
+    pub backend: u32,
+    pub name: String,
+}
+
+/// Every device, in `olIterateDevices` order.
+pub fn devices() -> Result<Vec<Device>, String> {
+    unsafe extern "C" fn collect(device: ol_device_handle_t, data: *mut c_void) -> bool {
+        // SAFETY: `data` is the vector `devices` passes, alive during the iteration.
+        unsafe { (*data.cast::<Vec<ol_device_handle_t>>()).push(device) };
+        true
+    }
+    let mut handles: Vec<ol_device_handle_t> = Vec::new();
+    check(
+        olIterateDevices(Some(collect), (&mut handles as *mut Vec<_>).cast()),
+        "olIterateDevices",
+    )?;
+    handles
+        .into_iter()
+        .map(|handle| {
+            let mut platform: ol_platform_handle_t = null_mut();
+            check(
+                olGetDeviceInfo(
+                    handle,
+                    OL_DEVICE_INFO_PLATFORM,
+                    std::mem::size_of::<ol_platform_handle_t>(),
+                    (&mut platform as *mut ol_platform_handle_t).cast(),
+                ),
+                "olGetDeviceInfo(PLATFORM)",
+            )?;
+            let mut backend = 0u32;
+            check(
+                olGetPlatformInfo(
+                    platform,
+                    OL_PLATFORM_INFO_BACKEND,
+                    std::mem::size_of::<u32>(),
+                    (&mut backend as *mut u32).cast(),
+                ),
+                "olGetPlatformInfo(BACKEND)",
+            )?;
+            let mut name = vec![0u8; 256];
+            check(
+                olGetDeviceInfo(
+                    handle,
+                    OL_DEVICE_INFO_NAME,
+                    name.len(),
+                    name.as_mut_ptr().cast(),
+                ),
+                "olGetDeviceInfo(NAME)",
+            )?;
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            Ok(Device {
+                handle,
+                backend,
+                name: String::from_utf8_lossy(&name[..end]).into_owned(),
+            })
+        })
+        .collect()
+}
+
+/// A program loaded for a replay, destroyed when dropped.
+pub struct Program(ol_program_handle_t);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        let _ = olDestroyProgram(self.0);
+    }
+}
+
+pub fn load(device: &Device, image: &[u8]) -> Result<Program, String> {
+    let mut program: ol_program_handle_t = null_mut();
+    check(
+        olCreateProgram(
+            device.handle,
+            image.as_ptr().cast(),
+            image.len(),
+            &mut program,
+        ),
+        "olCreateProgram",
+    )?;
+    Ok(Program(program))
+}
+
+pub fn kernel(program: &Program, name: &str) -> Result<ol_symbol_handle_t, String> {
+    let c_name = CString::new(name).map_err(|_| format!("kernel name {name:?} has a NUL"))?;
+    let mut symbol: ol_symbol_handle_t = null_mut();
+    check(
+        olGetSymbol(
+            program.0,
+            c_name.as_ptr(),
+            OL_SYMBOL_KIND_KERNEL,
+            &mut symbol,
+        ),
+        &format!("olGetSymbol({name})"),
+    )?;
+    Ok(symbol)
+}
+
+/// What a replayed launch is.
+pub struct Launch<'a> {
+    pub device: &'a Device,
+    pub kernel: ol_symbol_handle_t,
+    pub args: &'a [u8],
+    pub dimensions: u32,
+    pub groups: [u32; 3],
+    pub group_size: [u32; 3],
+    pub dyn_shared: usize,
+    pub c_parameters: bool,
+}
+
+/// Runs the launch to completion.
+pub fn launch(l: &Launch) -> Result<(), String> {
+    let dims = |[x, y, z]: [u32; 3]| ol_dimensions_t { x, y, z };
+    let size = ol_kernel_launch_size_args_t {
+        Dimensions: l.dimensions as usize,
+        NumGroups: dims(l.groups),
+        GroupSize: dims(l.group_size),
+        DynSharedMemory: l.dyn_shared,
+    };
+    let mut yes = true;
+    let properties = [
+        ol_kernel_launch_prop_t {
+            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS,
+            data: (&mut yes as *mut bool).cast(),
+        },
+        ol_kernel_launch_prop_t {
+            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_NONE,
+            data: null_mut(),
+        },
+    ];
+    let data: *const c_void = if l.args.is_empty() {
+        null()
+    } else {
+        l.args.as_ptr().cast()
+    };
+    let props = if l.c_parameters {
+        properties.as_ptr()
+    } else {
+        &properties[1]
+    };
+    check(
+        olLaunchKernelWithProperties(
+            null_mut(),
+            l.device.handle,
+            l.kernel,
+            data,
+            l.args.len(),
+            &size,
+            props,
+        ),
+        "olLaunchKernel",
+    )
+}

@@ -1,0 +1,182 @@
+//! One record replayed: the device chosen, the memory placed, the kernel loaded and
+//! launched K times (the memory put back before each), the first launch verified.
+
+use crate::device::{self, Device, Launch};
+use crate::options::Options;
+use crate::placement;
+use offload::record::format::Record;
+use std::path::Path;
+use std::time::Instant;
+
+/// What a replay prints.
+pub struct Report {
+    file: String,
+    kernel: String,
+    device: String,
+    groups: [u32; 3],
+    group_size: [u32; 3],
+    launches: usize,
+    median_us: f64,
+    /// `None` without `--verify`.
+    pub verified: Option<bool>,
+    difference: String,
+}
+
+impl Report {
+    pub fn line(&self, json: bool) -> String {
+        if json {
+            let verified = match self.verified {
+                None => "null".to_string(),
+                Some(v) => v.to_string(),
+            };
+            return format!(
+                "{{\"record\":{},\"kernel\":{},\"device\":{},\"groups\":{:?},\"group_size\":{:?},\
+                 \"launches\":{},\"median_us\":{:.3},\"verified\":{verified},\"difference\":{}}}",
+                quoted(&self.file),
+                quoted(&self.kernel),
+                quoted(&self.device),
+                self.groups,
+                self.group_size,
+                self.launches,
+                self.median_us,
+                quoted(&self.difference)
+            );
+        }
+        let verdict = match self.verified {
+            None => String::new(),
+            Some(true) => ": verified".to_string(),
+            Some(false) => format!(": {}", self.difference),
+        };
+        format!(
+            "{}: {} on {}, groups {:?} of {:?}, {} launch{}, median {:.3} us{verdict}",
+            self.file,
+            self.kernel,
+            self.device,
+            self.groups,
+            self.group_size,
+            self.launches,
+            if self.launches == 1 { "" } else { "es" },
+            self.median_us
+        )
+    }
+}
+
+fn quoted(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The device to replay on: `--device N`, or the first of the recorded backend.
+fn choose(record: &Record, opts: &Options) -> Result<Device, String> {
+    let devices = device::devices()?;
+    let chosen = match opts.device {
+        Some(n) => devices
+            .get(n)
+            .cloned()
+            .ok_or_else(|| format!("--device {n}: liboffload offers {} devices", devices.len()))?,
+        None => devices
+            .iter()
+            .find(|d| d.backend == record.backend)
+            .cloned()
+            .ok_or_else(|| {
+                format!(
+                    "no device of the recorded backend ({}; recorded on {})",
+                    record.backend, record.device_name
+                )
+            })?,
+    };
+    if chosen.backend != record.backend {
+        return Err(format!(
+            "device {} is of backend {}, the record of backend {} ({}): replay on a device of \
+             the same kind",
+            chosen.name, chosen.backend, record.backend, record.device_name
+        ));
+    }
+    // Only the host device's memory is this process's, to place where it was.
+    const HOST: u32 = offload::capi::OL_PLATFORM_BACKEND_HOST;
+    if chosen.backend != HOST {
+        return Err(format!(
+            "replay on {} needs its memory placed at the recorded addresses, which only the \
+             host device can do yet",
+            chosen.name
+        ));
+    }
+    Ok(chosen)
+}
+
+pub fn replay(file: &Path, record: &Record, opts: &Options) -> Result<Report, String> {
+    if opts.verify && record.output.is_none() {
+        return Err("--verify: the record holds no output to compare with".into());
+    }
+    if record.image.is_empty() {
+        return Err("the record holds no image".into());
+    }
+    let target = choose(record, opts)?;
+    let placed = placement::place(&record.allocations)?;
+    let program = device::load(&target, &record.image)?;
+    let kernel = device::kernel(&program, &record.kernel)?;
+    let launch = Launch {
+        device: &target,
+        kernel,
+        args: &record.args,
+        dimensions: if opts.groups.is_some() || opts.group_size.is_some() {
+            3
+        } else {
+            record.dimensions
+        },
+        groups: opts.groups.unwrap_or(record.groups),
+        group_size: opts.group_size.unwrap_or(record.group_size),
+        dyn_shared: usize::try_from(record.dyn_shared)
+            .map_err(|_| format!("{} bytes of shared memory", record.dyn_shared))?,
+        c_parameters: record.c_parameters,
+    };
+    let mut times = Vec::with_capacity(opts.repeat);
+    let mut verified = None;
+    let mut difference = String::new();
+    for i in 0..opts.repeat {
+        placement::fill(&placed, &record.allocations);
+        let start = Instant::now();
+        device::launch(&launch)?;
+        times.push(start.elapsed().as_secs_f64() * 1e6);
+        if i == 0 && opts.verify {
+            let expected = record.output.as_deref().unwrap_or_default();
+            match placement::first_difference(&placed, &record.allocations, expected) {
+                None => verified = Some(true),
+                Some((a, offset, want, got)) => {
+                    let before: usize = record.allocations[..a].iter().map(|x| x.bytes.len()).sum();
+                    difference = format!(
+                        "differs at byte {} (allocation {a} at {:#x}, offset {offset}: \
+                         recorded {want:#04x}, replayed {got:#04x})",
+                        before + offset,
+                        record.allocations[a].base
+                    );
+                    verified = Some(false);
+                }
+            }
+        }
+    }
+    let (groups, group_size) = (launch.groups, launch.group_size);
+    drop(program);
+    drop(placed);
+    times.sort_by(f64::total_cmp);
+    Ok(Report {
+        file: file.display().to_string(),
+        kernel: record.kernel.clone(),
+        device: target.name,
+        groups,
+        group_size,
+        launches: opts.repeat,
+        median_us: times[times.len() / 2],
+        verified,
+        difference,
+    })
+}
