@@ -225,20 +225,36 @@ impl Runtime {
             format!("kernel '{}' on {}", symbol.name, device.describe())
         })?;
         if recording::wants(&symbol.name) {
-            let (recorded_config, recorded_args) = (config, args.clone());
-            let launch = recording::Launch {
-                queue,
-                device,
-                symbol,
-                config: &recorded_config,
-                args: &recorded_args,
-            };
-            return self.record_launch(launch, || Self::run(queue, device, kernel, config, args));
+            return self.launch_recorded(queue, device, symbol, kernel, config, args);
         }
         Self::run(queue, device, kernel, config, args)
     }
 
+    /// A checked launch under `OFFLOAD_RECORD` (out of the launch path's way).
+    #[cold]
+    #[inline(never)]
+    fn launch_recorded(
+        &self,
+        queue: Option<&Arc<Queue>>,
+        device: &Arc<Device>,
+        symbol: &Symbol,
+        kernel: Arc<dyn plugin::Kernel>,
+        config: LaunchConfig,
+        args: KernelArgs,
+    ) -> Result<()> {
+        let recorded_args = args.clone();
+        let launch = recording::Launch {
+            queue,
+            device,
+            symbol,
+            config: &config,
+            args: &recorded_args,
+        };
+        self.record_launch(launch, || Self::run(queue, device, kernel, config, args))
+    }
+
     /// A checked launch, run now (no queue) or enqueued.
+    #[inline(always)]
     fn run(
         queue: Option<&Arc<Queue>>,
         device: &Arc<Device>,

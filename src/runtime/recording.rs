@@ -53,7 +53,8 @@ pub fn enabled() -> bool {
     SETTINGS.is_some() && !STOPPED.load(Ordering::Relaxed)
 }
 
-/// Whether a launch of `kernel` is recorded.
+/// Whether a launch of `kernel` is recorded (without `OFFLOAD_RECORD`: one load).
+#[inline]
 pub fn wants(kernel: &str) -> bool {
     match SETTINGS.as_ref() {
         Some(s) if !STOPPED.load(Ordering::Relaxed) => s
