@@ -23,6 +23,8 @@
 //! Nothing may follow. A reader refuses, naming the file and what it expected: another
 //! magic (not a record), a newer version, a field cut short, bytes past the end.
 
+use std::io::Write;
+
 /// What every record starts with.
 pub const MAGIC: [u8; 8] = *b"OFFLDREC";
 /// The version this library writes and reads.
@@ -57,45 +59,82 @@ pub struct Record {
     pub output: Option<Vec<Vec<u8>>>,
 }
 
+/// Everything of a record before its allocations, for a writer that streams the
+/// allocations' bytes (`runtime::recording` reads them from the device in pieces).
+pub struct Header<'a> {
+    pub backend: u32,
+    pub device_name: &'a str,
+    pub kernel: &'a str,
+    pub dimensions: u32,
+    pub groups: [u32; 3],
+    pub group_size: [u32; 3],
+    pub dyn_shared: u64,
+    pub c_parameters: bool,
+    pub image: &'a [u8],
+    pub args: &'a [u8],
+    pub with_output: bool,
+    pub allocations: u32,
+}
+
+/// Writes `h`; then come, per allocation, `allocation_start` and its bytes, and (with
+/// output) each allocation's bytes again.
+pub fn write_header(out: &mut impl Write, h: &Header) -> std::io::Result<()> {
+    let mut b = Vec::with_capacity(128);
+    b.extend_from_slice(&MAGIC);
+    put32(&mut b, VERSION);
+    put32(&mut b, if h.with_output { FLAG_OUTPUT } else { 0 });
+    put32(&mut b, h.backend);
+    put_text(&mut b, h.device_name);
+    put_text(&mut b, h.kernel);
+    put32(&mut b, h.dimensions);
+    h.groups.iter().for_each(|&g| put32(&mut b, g));
+    h.group_size.iter().for_each(|&g| put32(&mut b, g));
+    put64(&mut b, h.dyn_shared);
+    put32(&mut b, u32::from(h.c_parameters));
+    put64(&mut b, h.image.len() as u64);
+    out.write_all(&b)?;
+    out.write_all(h.image)?;
+    out.write_all(&(h.args.len() as u64).to_le_bytes())?;
+    out.write_all(h.args)?;
+    out.write_all(&h.allocations.to_le_bytes())
+}
+
+/// What precedes one allocation's bytes.
+pub fn allocation_start(
+    out: &mut impl Write,
+    base: u64,
+    size: u64,
+    kind: u32,
+) -> std::io::Result<()> {
+    let mut b = Vec::with_capacity(20);
+    put64(&mut b, base);
+    put64(&mut b, size);
+    put32(&mut b, kind);
+    out.write_all(&b)
+}
+
 impl Record {
     /// The record as a file's bytes.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(
-            256 + self.image.len()
-                + self.args.len()
-                + 2 * self
-                    .allocations
-                    .iter()
-                    .map(|a| a.bytes.len())
-                    .sum::<usize>(),
-        );
-        out.extend_from_slice(&MAGIC);
-        put32(&mut out, VERSION);
-        put32(
-            &mut out,
-            if self.output.is_some() {
-                FLAG_OUTPUT
-            } else {
-                0
-            },
-        );
-        put32(&mut out, self.backend);
-        put_text(&mut out, &self.device_name);
-        put_text(&mut out, &self.kernel);
-        put32(&mut out, self.dimensions);
-        self.groups.iter().for_each(|&g| put32(&mut out, g));
-        self.group_size.iter().for_each(|&g| put32(&mut out, g));
-        put64(&mut out, self.dyn_shared);
-        put32(&mut out, u32::from(self.c_parameters));
-        put64(&mut out, self.image.len() as u64);
-        out.extend_from_slice(&self.image);
-        put64(&mut out, self.args.len() as u64);
-        out.extend_from_slice(&self.args);
-        put32(&mut out, self.allocations.len() as u32);
+        let mut out = Vec::new();
+        let header = Header {
+            backend: self.backend,
+            device_name: &self.device_name,
+            kernel: &self.kernel,
+            dimensions: self.dimensions,
+            groups: self.groups,
+            group_size: self.group_size,
+            dyn_shared: self.dyn_shared,
+            c_parameters: self.c_parameters,
+            image: &self.image,
+            args: &self.args,
+            with_output: self.output.is_some(),
+            allocations: self.allocations.len() as u32,
+        };
+        // Writing into a vector cannot fail.
+        let _ = write_header(&mut out, &header);
         for a in &self.allocations {
-            put64(&mut out, a.base);
-            put64(&mut out, a.bytes.len() as u64);
-            put32(&mut out, a.kind);
+            let _ = allocation_start(&mut out, a.base, a.bytes.len() as u64, a.kind);
             out.extend_from_slice(&a.bytes);
         }
         for bytes in self.output.iter().flatten() {

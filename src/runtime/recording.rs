@@ -10,13 +10,17 @@
 //! A record that cannot be written (a full disk) stops recording with one warning; the
 //! program goes on.
 
+use crate::memory::AllocationInfo;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::{KernelArgs, LaunchConfig};
-use crate::record::format::{Allocation, Record};
+use crate::record::format::{allocation_start, write_header, Header};
 use crate::runtime::context::Runtime;
 use crate::runtime::platform::Device;
 use crate::runtime::program::Symbol;
 use crate::runtime::queue::Queue;
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
@@ -74,79 +78,154 @@ pub struct Launch<'a> {
     pub args: &'a KernelArgs,
 }
 
+/// Bytes read from the device at a time (one buffer per thread, kept between records,
+/// so that a record costs no fresh pages but the file's).
+const PIECE: usize = 8 << 20;
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Why a record was not written (the launch itself goes on).
+enum Failure {
+    Io(std::io::Error),
+    Read(Error),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Failure::Io(e) => write!(f, "{e}"),
+            Failure::Read(e) => write!(f, "reading device memory: {}", e.details),
+        }
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure::Io(e)
+    }
+}
+
 impl Runtime {
-    /// Runs `launch` (the launch itself) recorded: memory read before and after.
+    /// Runs `launch` (the launch itself) recorded: the record's head and the memory
+    /// before are written, the launch runs (after its queue's earlier work), the memory
+    /// after is appended.
     pub fn record_launch(&self, l: Launch, launch: impl FnOnce() -> Result<()>) -> Result<()> {
         if let Some(q) = l.queue {
             q.sync()?;
         }
-        let before = self.device_memory(l.device)?;
-        launch()?;
-        if let Some(q) = l.queue {
-            q.sync()?;
+        let allocations = self.memory.allocations_of(l.device.index);
+        let started = self.record_before(&l, &allocations);
+        let launched = launch();
+        let launched = launched.and_then(|()| l.queue.map_or(Ok(()), |q| q.sync()));
+        match (started, &launched) {
+            (Ok((path, mut file)), Ok(())) => {
+                let done = self
+                    .copy_out(l.device, &allocations, &mut file)
+                    .and_then(|()| file.flush().map_err(Failure::from));
+                if let Err(e) = done {
+                    stop(&path, &e);
+                }
+            }
+            (Ok((path, _)), Err(_)) => {
+                // No output to record: the record is not written.
+                let _ = std::fs::remove_file(path);
+            }
+            (Err((path, e)), _) => stop(&path, &e),
         }
-        let after = self.device_memory(l.device)?;
-        let output: Vec<Vec<u8>> = before
-            .iter()
-            .map(|a| {
-                after
-                    .iter()
-                    .find(|b| b.base == a.base)
-                    .map_or_else(Vec::new, |b| b.bytes.clone())
-            })
-            .collect();
-        let record = Record {
-            backend: l.device.platform.backend as u32,
-            device_name: l.device.describe(),
-            kernel: l.symbol.name.clone(),
-            dimensions: l.config.dimensions,
-            groups: l.config.num_groups,
-            group_size: l.config.group_size,
-            dyn_shared: l.config.dyn_shared_memory as u64,
-            c_parameters: l.args.c_parameters,
-            image: l
-                .symbol
-                .image
-                .as_deref()
-                .map_or_else(Vec::new, <[u8]>::to_vec),
-            args: l.args.bytes.clone(),
-            allocations: before,
-            output: Some(output),
-        };
-        write(&record);
-        Ok(())
+        launched
     }
 
-    /// Every live allocation of `device`, read.
-    fn device_memory(&self, device: &Arc<Device>) -> Result<Vec<Allocation>> {
-        let host =
-            self.devices.iter().find(|d| d.is_host()).ok_or_else(|| {
-                Error::new(ErrorCode::Unknown, "no host device to read memory into")
-            })?;
-        self.memory
-            .allocations_of(device.index)
-            .into_iter()
-            .map(|a| {
-                let mut bytes = vec![0u8; a.size];
-                self.mem_copy(bytes.as_mut_ptr() as usize, host, a.base, device, a.size)?;
-                Ok(Allocation {
-                    base: a.base as u64,
-                    kind: a.kind as u32,
-                    bytes,
-                })
-            })
-            .collect()
+    /// Creates the next record file and writes all of it that precedes the launch.
+    fn record_before(
+        &self,
+        l: &Launch,
+        allocations: &[AllocationInfo],
+    ) -> std::result::Result<(PathBuf, BufWriter<File>), (PathBuf, Failure)> {
+        let path = next_path(&l.symbol.name);
+        let written = (|| -> std::result::Result<BufWriter<File>, Failure> {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let mut file = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+            let header = Header {
+                backend: l.device.platform.backend as u32,
+                device_name: &l.device.describe(),
+                kernel: &l.symbol.name,
+                dimensions: l.config.dimensions,
+                groups: l.config.num_groups,
+                group_size: l.config.group_size,
+                dyn_shared: l.config.dyn_shared_memory as u64,
+                c_parameters: l.args.c_parameters,
+                image: l.symbol.image.as_deref().unwrap_or_default(),
+                args: &l.args.bytes,
+                with_output: true,
+                allocations: allocations.len() as u32,
+            };
+            write_header(&mut file, &header)?;
+            for a in allocations {
+                allocation_start(&mut file, a.base as u64, a.size as u64, a.kind as u32)?;
+                self.copy_one(l.device, a, &mut file)?;
+            }
+            Ok(file)
+        })();
+        written
+            .map(|file| (path.clone(), file))
+            .map_err(|e| (path, e))
+    }
+
+    /// Appends each allocation's bytes as they are now.
+    fn copy_out(
+        &self,
+        device: &Arc<Device>,
+        allocations: &[AllocationInfo],
+        out: &mut impl Write,
+    ) -> std::result::Result<(), Failure> {
+        allocations
+            .iter()
+            .try_for_each(|a| self.copy_one(device, a, out))
+    }
+
+    /// Reads allocation `a` of `device` in pieces into `out`.
+    fn copy_one(
+        &self,
+        device: &Arc<Device>,
+        a: &AllocationInfo,
+        out: &mut impl Write,
+    ) -> std::result::Result<(), Failure> {
+        let host = self
+            .devices
+            .iter()
+            .find(|d| d.is_host())
+            .ok_or_else(|| Failure::Read(Error::new(ErrorCode::Unknown, "no host device")))?;
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let piece = PIECE.min(a.size.max(1));
+            if scratch.len() < piece {
+                scratch.resize(piece, 0);
+            }
+            let mut done = 0;
+            while done < a.size {
+                let n = piece.min(a.size - done);
+                let at = scratch.as_mut_ptr() as usize;
+                self.mem_copy(at, host, a.base + done, device, n)
+                    .map_err(Failure::Read)?;
+                out.write_all(&scratch[..n])?;
+                done += n;
+            }
+            Ok(())
+        })
     }
 }
 
-/// Writes `record` as the next file; the first failure stops recording.
-fn write(record: &Record) {
-    let Some(settings) = SETTINGS.as_ref() else {
-        return;
-    };
+/// The next record's path.
+fn next_path(kernel: &str) -> PathBuf {
+    let dir = SETTINGS
+        .as_ref()
+        .map_or_else(PathBuf::new, |s| s.dir.clone());
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let name: String = record
-        .kernel
+    let name: String = kernel
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' {
@@ -157,17 +236,17 @@ fn write(record: &Record) {
         })
         .take(120)
         .collect();
-    let path = settings.dir.join(format!("{n:06}-{name}.offrec"));
-    let written = std::fs::create_dir_all(&settings.dir)
-        .and_then(|()| std::fs::write(&path, record.encode()));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&path);
-        if !STOPPED.swap(true, Ordering::Relaxed) {
-            eprintln!(
-                "liboffload warning: OFFLOAD_RECORD: cannot write {} ({e}); recording stops, \
-                 the program goes on",
-                path.display()
-            );
-        }
+    dir.join(format!("{n:06}-{name}.offrec"))
+}
+
+/// A record could not be written: it is removed, and recording stops (one warning).
+fn stop(path: &std::path::Path, why: &Failure) {
+    let _ = std::fs::remove_file(path);
+    if !STOPPED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "liboffload warning: OFFLOAD_RECORD: cannot write {} ({why}); recording stops, \
+             the program goes on",
+            path.display()
+        );
     }
 }
