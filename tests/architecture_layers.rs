@@ -66,7 +66,10 @@ const OTHER_CRATES: &[(&str, &[&str])] = &[
             "plugins::remote::settings",
         ],
     ),
-    ("replay/src", &["capi", "record::format"]),
+    (
+        "replay/src",
+        &["capi", "record::format", "runtime::profile::json_string"],
+    ),
 ];
 
 fn root() -> PathBuf {

@@ -1,25 +1,12 @@
 //! The liboffload calls a replay makes, through the C API.
 
 use offload::capi::*;
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{c_void, CString};
 use std::ptr::{null, null_mut};
 
 /// `result` as an error text naming `what`.
 fn check(result: ol_result_t, what: &str) -> Result<(), String> {
-    if result.is_null() {
-        return Ok(());
-    }
-    // SAFETY: a non-NULL result points to an error liboffload keeps for the process;
-    // `Details` is NULL or a C string.
-    let details = unsafe {
-        let e = &*result;
-        if e.Details.is_null() {
-            String::new()
-        } else {
-            CStr::from_ptr(e.Details).to_string_lossy().into_owned()
-        }
-    };
-    Err(format!("{what} failed: {details}"))
+    offload::capi::errors::checked(result, what)
 }
 
 pub fn init() -> Result<(), String> {

@@ -5,6 +5,7 @@ use crate::device::{self, Device, Launch};
 use crate::options::Options;
 use crate::placement;
 use offload::record::format::Record;
+use offload::runtime::profile::json_string;
 use std::path::Path;
 use std::time::Instant;
 
@@ -32,14 +33,14 @@ impl Report {
             return format!(
                 "{{\"record\":{},\"kernel\":{},\"device\":{},\"groups\":{:?},\"group_size\":{:?},\
                  \"launches\":{},\"median_us\":{:.3},\"verified\":{verified},\"difference\":{}}}",
-                quoted(&self.file),
-                quoted(&self.kernel),
-                quoted(&self.device),
+                json_string(&self.file),
+                json_string(&self.kernel),
+                json_string(&self.device),
                 self.groups,
                 self.group_size,
                 self.launches,
                 self.median_us,
-                quoted(&self.difference)
+                json_string(&self.difference)
             );
         }
         let verdict = match self.verified {
@@ -59,20 +60,6 @@ impl Report {
             self.median_us
         )
     }
-}
-
-fn quoted(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The device to replay on: `--device N`, or the first of the recorded backend.

@@ -44,6 +44,23 @@ fn sanitize(details: &str) -> String {
     details.replace('\0', "\\0")
 }
 
+/// For Rust callers of the C API: `Err` with `what` and the error's details when
+/// `result` is an error (one this library returned: it is looked up, not read).
+pub fn checked(result: ol_result_t, what: &str) -> Result<(), String> {
+    if result.is_null() {
+        return Ok(());
+    }
+    let details = TABLE
+        .lock()
+        .iter()
+        .find(|(_, interned)| std::ptr::eq(interned.0, result))
+        .map_or_else(
+            || format!("an error liboffload did not return ({result:p})"),
+            |((_, details), _)| details.clone(),
+        );
+    Err(format!("{what} failed: {details}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

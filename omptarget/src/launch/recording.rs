@@ -20,6 +20,7 @@ use crate::devices::registry;
 use crate::plugin::ol;
 use crate::plugin::rr_region::{self, Region};
 use crate::report::policy::message;
+use offload::runtime::profile::json_string;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -106,7 +107,7 @@ pub fn description(region: &Region, launch: &Launch) -> String {
     let _ = write!(
         json,
         "{{\"ArgOffsets\":[{}],\"ArgPtrs\":[{}],\"BumpAllocVAStart\":{},\"DeviceId\":{},\
-         \"DeviceMemorySize\":{},\"LoopTripCount\":{},\"Name\":\"{}\",\"NumArgs\":{},\
+         \"DeviceMemorySize\":{},\"LoopTripCount\":{},\"Name\":{},\"NumArgs\":{},\
          \"NumTeamsClause\":{},\"ThreadLimitClause\":{}}}",
         list(&mut launch.values.iter().map(|_| 0)),
         list(&mut launch.values.iter().map(|&v| v as i64)),
@@ -114,28 +115,12 @@ pub fn description(region: &Region, launch: &Launch) -> String {
         launch.device,
         region.used,
         launch.trip_count,
-        escaped(&launch.name),
+        json_string(&launch.name),
         launch.values.len(),
         launch.teams,
         launch.threads,
     );
     json
-}
-
-/// `name` as a JSON string's contents.
-fn escaped(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// `<kernel>.globals`'s bytes.

@@ -37,20 +37,7 @@ unsafe impl Send for Symbol {}
 unsafe impl Sync for Symbol {}
 
 fn check(result: ol_result_t, what: &str) -> Result<()> {
-    if result.is_null() {
-        return Ok(());
-    }
-    // SAFETY: a non-NULL result points to an error interned by liboffload for the
-    // process's lifetime; `Details` is NULL or a NUL-terminated string.
-    let details = unsafe {
-        let error = &*result;
-        if error.Details.is_null() {
-            String::new()
-        } else {
-            CStr::from_ptr(error.Details).to_string_lossy().into_owned()
-        }
-    };
-    Err(format!("{what} failed: {details}"))
+    offload::capi::errors::checked(result, what)
 }
 
 pub fn init() -> Result<()> {
