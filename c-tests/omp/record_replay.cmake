@@ -5,7 +5,11 @@
 # it prints unrecorded; a `.globals` file is a chain of name, NUL, 4-byte size and bytes;
 # an output changed after recording fails to verify (the check can fail); and without
 # LIBOMPTARGET_RECORD nothing is written.
+# With -DLAUNCHER=... (an MPI job with a device server, the program last) the program
+# runs on the remote device (OFFLOAD_PLATFORMS=mpi) and the tool replays its recordings
+# on the host device.
 # -DPROGRAM= -DOURS= (our library folder) -DTOOL= [-DLIBDIRS=more:folders] -DWORK= -DKERNELS=n
+# [-DLAUNCHER=command;args]
 set(path "${OURS}")
 if(LIBDIRS)
   set(path "${OURS}:${LIBDIRS}")
@@ -13,15 +17,21 @@ endif()
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 
-execute_process(COMMAND ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${path}" "${PROGRAM}"
+set(remote "")
+if(LAUNCHER)
+  set(remote OFFLOAD_PLATFORMS=mpi)
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${path}" ${remote} ${LAUNCHER}
+                        "${PROGRAM}"
                 WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE plain
                 ERROR_VARIABLE err)
 file(GLOB written "${WORK}/*")
 if(NOT rc EQUAL 0 OR written)
   message(FATAL_ERROR "unrecorded run: rc ${rc}, files ${written}\n${plain}${err}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${path}"
-                        LIBOMPTARGET_RECORD=1 LIBOMPTARGET_RR_SAVE_OUTPUT=1 "${PROGRAM}"
+execute_process(COMMAND ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${path}" ${remote}
+                        LIBOMPTARGET_RECORD=1 LIBOMPTARGET_RR_SAVE_OUTPUT=1 ${LAUNCHER}
+                        "${PROGRAM}"
                 WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
 if(NOT rc EQUAL 0 OR NOT out STREQUAL plain OR err)

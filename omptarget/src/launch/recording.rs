@@ -139,10 +139,17 @@ pub fn globals_file(globals: &[(String, Vec<u8>)]) -> Vec<u8> {
 pub fn before(region: &Region, launch: &Launch) {
     let globals = globals_file(&launch.globals);
     let json = description(region, launch);
+    let memory = match rr_region::used_bytes(region) {
+        Ok(memory) => memory,
+        Err(e) => {
+            stop(&format!("cannot read the device memory ({e})"));
+            return;
+        }
+    };
     let files: [(&str, &[u8]); 4] = [
         ("image", launch.image),
         ("globals", &globals),
-        ("memory", rr_region::used_bytes(region)),
+        ("memory", &memory),
         ("json", json.as_bytes()),
     ];
     for (suffix, bytes) in files {
@@ -155,7 +162,12 @@ pub fn before(region: &Region, launch: &Launch) {
 /// Writes `<kernel>.original.output` after the launch, when the recording saves output.
 pub fn after(region: &Region, name: &str) {
     if region.save_output {
-        write(name, "original.output", rr_region::used_bytes(region));
+        match rr_region::used_bytes(region) {
+            Ok(output) => {
+                write(name, "original.output", &output);
+            }
+            Err(e) => stop(&format!("cannot read the device memory ({e})")),
+        }
     }
 }
 
@@ -166,13 +178,17 @@ pub fn write(name: &str, suffix: &str, bytes: &[u8]) -> bool {
     match std::fs::write(&path, bytes) {
         Ok(()) => true,
         Err(e) => {
-            if !STOPPED.swap(true, Ordering::Relaxed) {
-                message(&format!(
-                    "warning: LIBOMPTARGET_RECORD: cannot write {path} ({e}); recording stops, \
-                     the program goes on"
-                ));
-            }
+            stop(&format!("cannot write {path} ({e})"));
             false
         }
+    }
+}
+
+/// Recording fails: it stops, with one warning saying `why`; the program goes on.
+fn stop(why: &str) {
+    if !STOPPED.swap(true, Ordering::Relaxed) {
+        message(&format!(
+            "warning: LIBOMPTARGET_RECORD: {why}; recording stops, the program goes on"
+        ));
     }
 }

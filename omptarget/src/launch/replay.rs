@@ -96,7 +96,7 @@ pub fn replay(r: Replay) -> Result<(), String> {
     )?;
     if let Some(region) = rr_region::of(handle).filter(|r| r.save_output) {
         let path = format!("{name}.replay.output");
-        std::fs::write(&path, rr_region::used_bytes(&region))
+        std::fs::write(&path, rr_region::used_bytes(&region)?)
             .map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     Ok(())

@@ -6,11 +6,13 @@
 //!
 //! On the host device the region is anonymous memory mapped at the address asked for
 //! (`MAP_FIXED_NOREPLACE`: an address already taken is refused, never overwritten), or
-//! anywhere when none is asked. Other devices cannot place memory yet: they are refused
-//! with a message saying so.
+//! anywhere when none is asked. Other devices record into one allocation of theirs (its
+//! used part read back through liboffload), which replays on the host device; they
+//! cannot replay yet (their memory cannot be put at an address), and say so.
 
 use crate::plugin::ol::{self, Device};
 use parking_lot::Mutex;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a region serves.
@@ -30,11 +32,15 @@ pub struct Region {
     pub start: usize,
     pub capacity: usize,
     pub used: usize,
+    /// The host device's region: this process's memory, read in place.
+    pub host: bool,
 }
 
 /// Bytes reserved for a recording: address space only (pages are committed when
 /// touched), so that a program's allocations fit as they would on a device.
 pub const RECORD_RESERVE: usize = 64 << 30;
+/// Bytes a recording takes of another device's memory (allocated, so smaller).
+pub const DEVICE_RECORD_RESERVE: usize = 1 << 30;
 /// Room a replay keeps beyond the recorded memory.
 const REPLAY_SLACK: usize = 64 << 20;
 const STEP: usize = 16;
@@ -52,17 +58,13 @@ pub fn reserve(
     at: Option<usize>,
     save_output: bool,
 ) -> Result<usize, String> {
-    if !ol::is_host(device)? {
+    let host = ol::is_host(device)?;
+    if !host && mode == Mode::Replay {
         return Err(format!(
-            "kernel {} on {} devices is not supported yet (their memory cannot be placed at \
-             a recorded address); the host device and the remote devices' servers can",
-            if mode == Mode::Record {
-                "recording"
-            } else {
-                "replay"
-            },
+            "kernel replay on {} is not supported yet (its memory cannot be placed at a \
+             recorded address); replay its recordings on the host device",
             ol::device_info_string(device, offload::capi::OL_DEVICE_INFO_NAME)
-                .unwrap_or_else(|_| "this".into())
+                .unwrap_or_else(|_| "this device".into())
         ));
     }
     let mut regions = REGIONS.lock();
@@ -73,11 +75,16 @@ pub fn reserve(
         return Ok(r.start);
     }
     let capacity = match mode {
-        Mode::Record if size == 0 => RECORD_RESERVE,
-        Mode::Record => size,
+        Mode::Record if size != 0 => size,
+        Mode::Record if host => RECORD_RESERVE,
+        Mode::Record => DEVICE_RECORD_RESERVE,
         Mode::Replay => size.saturating_add(REPLAY_SLACK),
     };
-    let start = map(capacity, at)?;
+    let start = if host {
+        map(capacity, at)?
+    } else {
+        ol::alloc(device, capacity).map_err(|e| format!("a {capacity}-byte region: {e}"))?
+    };
     regions.push(Region {
         device,
         mode,
@@ -85,6 +92,7 @@ pub fn reserve(
         start,
         capacity,
         used: 0,
+        host,
     });
     ANY.store(true, Ordering::Release);
     Ok(start)
@@ -185,9 +193,26 @@ pub fn of(device: Device) -> Option<Region> {
     REGIONS.lock().iter().find(|r| r.device == device).copied()
 }
 
-/// The used part of `device`'s region, read (the host sees the host device's memory).
-pub fn used_bytes(region: &Region) -> &'static [u8] {
-    // SAFETY: the region stays mapped for the program's life; its first `used` bytes
-    // were handed out, and the host device's memory is the host's.
-    unsafe { std::slice::from_raw_parts(region.start as *const u8, region.used) }
+/// The used part of the region: in place on the host device, read back from another.
+pub fn used_bytes(region: &Region) -> Result<Cow<'static, [u8]>, String> {
+    if region.host {
+        // SAFETY: the region stays mapped for the program's life; its first `used`
+        // bytes were handed out, and the host device's memory is this process's.
+        return Ok(Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(region.start as *const u8, region.used)
+        }));
+    }
+    let host = ol::devices()?
+        .into_iter()
+        .find(|&d| ol::is_host(d).unwrap_or(false))
+        .ok_or("liboffload has no host device to read the region into")?;
+    let mut bytes = vec![0u8; region.used];
+    ol::memcpy(
+        bytes.as_mut_ptr() as usize,
+        host,
+        region.start,
+        region.device,
+        region.used,
+    )?;
+    Ok(Cow::Owned(bytes))
 }
