@@ -84,6 +84,8 @@ mkdir -p /tmp/omp-outputs
   for exe in build/gpu-omp/omp_*; do
     [ -x "$exe" ] || continue
     name=$(basename "$exe")
+    # Self-checking programs of what LLVM does not offer: run on ours alone, below.
+    case "$name" in omp_ompt_trace) continue;; esac
     if [ "$SECONDS" -gt "$OMP_DEADLINE" ]; then
       echo "== $name: not run (past ${OMP_DEADLINE} s)"
       continue
@@ -106,6 +108,12 @@ mkdir -p /tmp/omp-outputs
 } >"$OUT/omp.txt" 2>&1
 say "OpenMP programs: $(grep -c ' stdout same' "$OUT/omp.txt") same, $(grep -c ' stdout differ' "$OUT/omp.txt") differ, $(grep -c 'not run' "$OUT/omp.txt") not run"
 while read -r line; do say "  $line"; done < <(grep ' stdout differ' "$OUT/omp.txt")
+# OMPT device tracing on the GPU (ours only: LLVM offers none): a tool checking what it
+# gets, times from CUDA events.
+if [ -x build/gpu-omp/omp_ompt_trace ]; then
+  LD_LIBRARY_PATH=$OURS timeout 30 build/gpu-omp/omp_ompt_trace >/tmp/omp-outputs/omp_ompt_trace.out 2>&1
+  say "omp_ompt_trace on the GPU: exit $?, $(grep -c '^FAIL' /tmp/omp-outputs/omp_ompt_trace.out) failed checks, $(tail -1 /tmp/omp-outputs/omp_ompt_trace.out)"
+fi
 # CUDA source through the kernel-language API (ours only: it is LLVM 22's API).
 if [ -x build/gpu-omp/cuda_via_llvm ]; then
   LD_LIBRARY_PATH=$OURS timeout 20 build/gpu-omp/cuda_via_llvm gpu >/tmp/omp-outputs/cuda_via_llvm.out 2>&1

@@ -61,8 +61,6 @@ omp_sources() {
     [ "$(basename "${src%.*}")" = omp_device_uid ] && continue # OpenMP 6.0: clang-22 only
     # An OMPT tool in the program (dladdr in host code): not run on GPUs yet.
     [ "$(basename "${src%.*}")" = omp_ompt_callbacks ] && continue
-    # OMPT device tracing checks itself on ours alone (no LLVM output to compare with).
-    [ "$(basename "${src%.*}")" = omp_ompt_trace ] && continue
     # Kernel record and replay: the host device's for now (GPU memory placement to come).
     [ "$(basename "${src%.*}")" = omp_record_replay ] && continue
     [ "$(basename "${src%.*}")" = omp_replay_errors ] && continue
