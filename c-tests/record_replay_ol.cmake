@@ -5,14 +5,24 @@
 # foreign file, a newer format, a missing file (exit 1, the reason named); a kernel the
 # OFFLOAD_RECORD_KERNELS list leaves out is not recorded; a folder that cannot be
 # written stops recording with one warning while the program goes on.
+# With -DLAUNCHER=... (an MPI job with a device server, the program last) the program
+# records on a remote device and offload-replay replays on the host device (the image is
+# the host's), verified; the other checks are the host run's.
 # -DPROGRAM= -DIMAGE= -DOURS= (library folder) -DREPLAY= (offload-replay) -DWORK=
+# [-DLAUNCHER=command;args]
 set(env "LD_LIBRARY_PATH=${OURS}")
 set(records "${WORK}/records")
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 
+set(remote "")
+if(LAUNCHER)
+  set(remote OFFLOAD_TEST_DEVICE=remote)
+endif()
+
 function(run_program expect_files)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${env} ${ARGN} "${PROGRAM}" "${IMAGE}"
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${env} ${remote} ${ARGN} ${LAUNCHER}
+                          "${PROGRAM}" "${IMAGE}"
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${PROGRAM} ${ARGN}: rc ${rc}\n${out}${err}")
@@ -38,6 +48,10 @@ if(NOT count EQUAL 2)
 endif()
 list(GET files 0 first)
 replay(0 "saxpy on .*: verified\n.*saxpy on .*: verified" --verify "${records}")
+if(LAUNCHER)
+  message(STATUS "recorded on a remote device, replayed and verified on the host device")
+  return()
+endif()
 replay(0 "groups \\[1954, 1, 1\\] of \\[512, 1, 1\\].*: verified"
        --verify --groups 1954 --group-size 512 "${first}")
 replay(0 "\"launches\":3,\"median_us\":[0-9.]+,\"verified\":true" --verify --repeat 3 --json

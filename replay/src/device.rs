@@ -80,6 +80,18 @@ pub fn devices() -> Result<Vec<Device>, String> {
         .collect()
 }
 
+/// Whether `device` can load `image`.
+pub fn accepts(device: &Device, image: &[u8]) -> bool {
+    let mut valid = false;
+    let asked = olIsValidBinary(
+        device.handle,
+        image.as_ptr().cast(),
+        image.len(),
+        &mut valid,
+    );
+    check(asked, "olIsValidBinary").is_ok() && valid
+}
+
 /// A program loaded for a replay, destroyed when dropped.
 pub struct Program(ol_program_handle_t);
 

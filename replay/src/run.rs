@@ -62,8 +62,12 @@ impl Report {
     }
 }
 
-/// The device to replay on: `--device N`, or the first of the recorded backend.
+/// The device to replay on: `--device N`, or the first of the recorded backend, or else
+/// the first host device that loads the image (a remote server's host device records
+/// programs this process's host device runs). Its memory must be placeable: only the
+/// host device's is this process's.
 fn choose(record: &Record, opts: &Options) -> Result<Device, String> {
+    const HOST: u32 = offload::capi::OL_PLATFORM_BACKEND_HOST;
     let devices = device::devices()?;
     let chosen = match opts.device {
         Some(n) => devices
@@ -73,23 +77,26 @@ fn choose(record: &Record, opts: &Options) -> Result<Device, String> {
         None => devices
             .iter()
             .find(|d| d.backend == record.backend)
+            .or_else(|| {
+                devices
+                    .iter()
+                    .find(|d| d.backend == HOST && device::accepts(d, &record.image))
+            })
             .cloned()
             .ok_or_else(|| {
                 format!(
-                    "no device of the recorded backend ({}; recorded on {})",
+                    "no device of the recorded backend ({}; recorded on {}) and no host \
+                     device that loads its image",
                     record.backend, record.device_name
                 )
             })?,
     };
-    if chosen.backend != record.backend {
+    if chosen.backend != record.backend && !device::accepts(&chosen, &record.image) {
         return Err(format!(
-            "device {} is of backend {}, the record of backend {} ({}): replay on a device of \
-             the same kind",
-            chosen.name, chosen.backend, record.backend, record.device_name
+            "{} (backend {}) cannot load the image recorded on {} (backend {})",
+            chosen.name, chosen.backend, record.device_name, record.backend
         ));
     }
-    // Only the host device's memory is this process's, to place where it was.
-    const HOST: u32 = offload::capi::OL_PLATFORM_BACKEND_HOST;
     if chosen.backend != HOST {
         return Err(format!(
             "replay on {} needs its memory placed at the recorded addresses, which only the \
