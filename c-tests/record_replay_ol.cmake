@@ -7,7 +7,8 @@
 # written stops recording with one warning while the program goes on.
 # With -DLAUNCHER=... (an MPI job with a device server, the program last) the program
 # records on a remote device and offload-replay replays on the host device (the image is
-# the host's), verified; the other checks are the host run's.
+# the host's) and on a remote device (itself in an MPI job: the memory placed on the
+# server at the recorded addresses), verified; the other checks are the host run's.
 # -DPROGRAM= -DIMAGE= -DOURS= (library folder) -DREPLAY= (offload-replay) -DWORK=
 # [-DLAUNCHER=command;args]
 set(env "LD_LIBRARY_PATH=${OURS}")
@@ -49,7 +50,15 @@ endif()
 list(GET files 0 first)
 replay(0 "saxpy on .*: verified\n.*saxpy on .*: verified" --verify "${records}")
 if(LAUNCHER)
-  message(STATUS "recorded on a remote device, replayed and verified on the host device")
+  # And on a remote device: offload-replay as the MPI job's application.
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${env} OFFLOAD_PLATFORMS=mpi ${LAUNCHER}
+                          "${REPLAY}" --verify --repeat 2 "${records}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "saxpy on rank [0-9]+: .*verified\n.*saxpy on rank [0-9]+: .*verified")
+    message(FATAL_ERROR "offload-replay on the remote device: rc ${rc}\n${out}${err}")
+  endif()
+  message(STATUS "recorded on a remote device, replayed and verified on the host device "
+                 "and on a remote device")
   return()
 endif()
 replay(0 "groups \\[1954, 1, 1\\] of \\[512, 1, 1\\].*: verified"

@@ -68,7 +68,14 @@ const OTHER_CRATES: &[(&str, &[&str])] = &[
     ),
     (
         "replay/src",
-        &["capi", "record::format", "runtime::profile::json_string"],
+        &[
+            "capi",
+            "record::format",
+            "runtime::profile::json_string",
+            "runtime::with_current",
+            "runtime::Error",
+            "plugin::AllocKind",
+        ],
     ),
 ];
 

@@ -167,6 +167,43 @@ fn memory_and_devices_through_the_c_api() {
 
     // LLVM's code for an address olMemFree cannot free: interior, or freed already.
     fails(olMemFree(interior as *mut c_void), OL_ERRC_INVALID_ARGUMENT);
+    // olMemAllocAt (our extension): its argument checks, an address inside a live
+    // allocation, and the host device, whose memory is the process's own (a caller maps
+    // it itself).
+    let mut at: *mut c_void = null_mut();
+    fails(
+        olMemAllocAt(device, OL_ALLOC_TYPE_DEVICE, 0, p, &mut at),
+        OL_ERRC_INVALID_SIZE,
+    );
+    fails(
+        olMemAllocAt(device, OL_ALLOC_TYPE_DEVICE, 64, null_mut(), &mut at),
+        OL_ERRC_INVALID_NULL_POINTER,
+    );
+    fails(
+        olMemAllocAt(device, 77, 64, 0x7000_0000 as *mut c_void, &mut at),
+        OL_ERRC_INVALID_ENUMERATION,
+    );
+    fails(
+        olMemAllocAt(
+            device,
+            OL_ALLOC_TYPE_DEVICE,
+            64,
+            interior as *mut c_void,
+            &mut at,
+        ),
+        OL_ERRC_INVALID_VALUE,
+    );
+    fails(
+        olMemAllocAt(
+            device,
+            OL_ALLOC_TYPE_DEVICE,
+            64,
+            0x7000_0000 as *mut c_void,
+            &mut at,
+        ),
+        OL_ERRC_UNSUPPORTED,
+    );
+    assert!(at.is_null(), "nothing written on a failure");
     ok(olMemFree(p));
     fails(olMemFree(p), OL_ERRC_INVALID_ARGUMENT);
     fails(

@@ -7,7 +7,8 @@
 # LIBOMPTARGET_RECORD nothing is written.
 # With -DLAUNCHER=... (an MPI job with a device server, the program last) the program
 # runs on the remote device (OFFLOAD_PLATFORMS=mpi) and the tool replays its recordings
-# on the host device.
+# on the host device, and on a remote device (the tool in an MPI job: memory placed on
+# the server at the recorded addresses).
 # -DPROGRAM= -DOURS= (our library folder) -DTOOL= [-DLIBDIRS=more:folders] -DWORK= -DKERNELS=n
 # [-DLAUNCHER=command;args]
 set(path "${OURS}")
@@ -61,6 +62,18 @@ foreach(json IN LISTS descriptions)
     endif()
   endforeach()
   message(STATUS "${name}: verified, also with --num-teams=2 --num-threads=3")
+  if(LAUNCHER)
+    # And on the remote device itself: the tool is the MPI job's application.
+    file(REMOVE "${WORK}/${name}.replay.output")
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${path}" ${remote}
+                            ${LAUNCHER} "${TOOL}" --verify "${json}"
+                    WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                    ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0 OR NOT out MATCHES "Replay device memory verified!")
+      message(FATAL_ERROR "${TOOL} on the remote device, ${name}.json: rc ${rc}\n${out}${err}")
+    endif()
+    message(STATUS "${name}: verified on the remote device too")
+  endif()
 
   # .globals: name, NUL, 4-byte little-endian size, bytes; to the file's end exactly.
   file(READ "${WORK}/${name}.globals" hex HEX)

@@ -825,6 +825,16 @@ OL_APIEXPORT ol_result_t olMemAlloc(ol_device_handle_t Device, ol_alloc_type_t T
 // `olMemAlloc` with the caller's source location.
 OL_APIEXPORT ol_result_t olMemAllocWithCodeLoc(ol_device_handle_t Device, ol_alloc_type_t Type, size_t Size, void **AllocationOut, struct ol_code_location_t *CodeLocation);
 
+// Extension: `olMemAlloc` at exactly `Address` (a recorded launch's memory, replayed
+// where it was recorded), freed by `olMemFree`. `OL_ERRC_INVALID_VALUE` when the range is
+// taken (by an allocation, or otherwise in this process or on a remote server);
+// `OL_ERRC_UNSUPPORTED` where the backend cannot place memory (GPUs, for now; the host
+// device's memory is the process's own, which a caller maps itself).
+OL_APIEXPORT ol_result_t olMemAllocAt(ol_device_handle_t Device, ol_alloc_type_t Type, size_t Size, void *Address, void **AllocationOut);
+
+// `olMemAllocAt` with the caller's source location.
+OL_APIEXPORT ol_result_t olMemAllocAtWithCodeLoc(ol_device_handle_t Device, ol_alloc_type_t Type, size_t Size, void *Address, void **AllocationOut, struct ol_code_location_t *CodeLocation);
+
 // Frees an allocation; `Address` must be its start. Anything else is
 // `OL_ERRC_INVALID_ARGUMENT`.
 OL_APIEXPORT ol_result_t olMemFree(void *Address);

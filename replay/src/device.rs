@@ -185,3 +185,111 @@ pub fn launch(l: &Launch) -> Result<(), String> {
         "olLaunchKernel",
     )
 }
+
+/// The recorded memory placed on a device other than the host: one allocation at each
+/// recorded base (liboffload's placement, `runtime::Runtime::mem_alloc_at`), freed when
+/// dropped.
+pub struct DevicePlaced {
+    bases: Vec<usize>,
+}
+
+impl Drop for DevicePlaced {
+    fn drop(&mut self) {
+        for &base in &self.bases {
+            let _ = olMemFree(base as *mut c_void);
+        }
+    }
+}
+
+/// Allocates each of `allocations` on `device` at its recorded base.
+pub fn place_on(
+    device: &Device,
+    allocations: &[offload::record::format::Allocation],
+) -> Result<DevicePlaced, String> {
+    let mut placed = DevicePlaced { bases: Vec::new() };
+    for a in allocations {
+        let base = a.base as usize;
+        let kind = offload::plugin::AllocKind::try_from(a.kind)
+            .map_err(|k| format!("allocation at {base:#x} of unknown kind {k}"))?;
+        let handle = device.handle as usize;
+        offload::runtime::with_current(|rt| {
+            let d = rt
+                .devices
+                .iter()
+                .find(|d| d.handle() == handle)
+                .ok_or_else(|| offload::runtime::Error::invalid_argument("no such device"))?;
+            rt.mem_alloc_at(d, kind, a.bytes.len().max(1), base)
+        })
+        .map_err(|e| {
+            format!(
+                "the recorded memory at {base:#x} ({} bytes) cannot be placed on {}: {}",
+                a.bytes.len(),
+                device.name,
+                e.details
+            )
+        })?;
+        placed.bases.push(base);
+    }
+    Ok(placed)
+}
+
+/// The host device, which names the host side of copies.
+fn host_handle() -> Result<ol_device_handle_t, String> {
+    devices()?
+        .into_iter()
+        .find(|d| d.backend == OL_PLATFORM_BACKEND_HOST)
+        .map(|d| d.handle)
+        .ok_or_else(|| "liboffload has no host device".to_string())
+}
+
+/// Writes each allocation's recorded bytes to its place on `device`.
+pub fn fill_on(
+    device: &Device,
+    _placed: &DevicePlaced,
+    allocations: &[offload::record::format::Allocation],
+) -> Result<(), String> {
+    let host = host_handle()?;
+    for a in allocations.iter().filter(|a| !a.bytes.is_empty()) {
+        check(
+            olMemcpy(
+                null_mut(),
+                a.base as usize as *mut c_void,
+                device.handle,
+                a.bytes.as_ptr().cast(),
+                host,
+                a.bytes.len(),
+            ),
+            "olMemcpy to the device",
+        )?;
+    }
+    Ok(())
+}
+
+/// Each allocation's bytes on `device` now.
+pub fn read_back(
+    device: &Device,
+    _placed: &DevicePlaced,
+    allocations: &[offload::record::format::Allocation],
+) -> Result<Vec<Vec<u8>>, String> {
+    let host = host_handle()?;
+    allocations
+        .iter()
+        .map(|a| {
+            let mut bytes = vec![0u8; a.bytes.len()];
+            if !bytes.is_empty() {
+                check(
+                    olMemcpy(
+                        null_mut(),
+                        bytes.as_mut_ptr().cast(),
+                        host,
+                        a.base as usize as *const c_void,
+                        device.handle,
+                        bytes.len(),
+                    ),
+                    "olMemcpy from the device",
+                )?;
+            }
+            Ok(bytes)
+        })
+        .collect()
+}

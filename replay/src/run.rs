@@ -64,8 +64,7 @@ impl Report {
 
 /// The device to replay on: `--device N`, or the first of the recorded backend, or else
 /// the first host device that loads the image (a remote server's host device records
-/// programs this process's host device runs). Its memory must be placeable: only the
-/// host device's is this process's.
+/// programs this process's host device runs).
 fn choose(record: &Record, opts: &Options) -> Result<Device, String> {
     const HOST: u32 = offload::capi::OL_PLATFORM_BACKEND_HOST;
     let devices = device::devices()?;
@@ -97,13 +96,6 @@ fn choose(record: &Record, opts: &Options) -> Result<Device, String> {
             chosen.name, chosen.backend, record.device_name, record.backend
         ));
     }
-    if chosen.backend != HOST {
-        return Err(format!(
-            "replay on {} needs its memory placed at the recorded addresses, which only the \
-             host device can do yet",
-            chosen.name
-        ));
-    }
     Ok(chosen)
 }
 
@@ -115,7 +107,7 @@ pub fn replay(file: &Path, record: &Record, opts: &Options) -> Result<Report, St
         return Err("the record holds no image".into());
     }
     let target = choose(record, opts)?;
-    let placed = placement::place(&record.allocations)?;
+    let memory = Memory::place(&target, record)?;
     let program = device::load(&target, &record.image)?;
     let kernel = device::kernel(&program, &record.kernel)?;
     let launch = Launch {
@@ -137,13 +129,13 @@ pub fn replay(file: &Path, record: &Record, opts: &Options) -> Result<Report, St
     let mut verified = None;
     let mut difference = String::new();
     for i in 0..opts.repeat {
-        placement::fill(&placed, &record.allocations);
+        memory.fill(&target, record)?;
         let start = Instant::now();
         device::launch(&launch)?;
         times.push(start.elapsed().as_secs_f64() * 1e6);
         if i == 0 && opts.verify {
             let expected = record.output.as_deref().unwrap_or_default();
-            match placement::first_difference(&placed, &record.allocations, expected) {
+            match memory.first_difference(&target, record, expected)? {
                 None => verified = Some(true),
                 Some((a, offset, want, got)) => {
                     let before: usize = record.allocations[..a].iter().map(|x| x.bytes.len()).sum();
@@ -160,7 +152,7 @@ pub fn replay(file: &Path, record: &Record, opts: &Options) -> Result<Report, St
     }
     let (groups, group_size) = (launch.groups, launch.group_size);
     drop(program);
-    drop(placed);
+    drop(memory);
     times.sort_by(f64::total_cmp);
     Ok(Report {
         file: file.display().to_string(),
@@ -173,4 +165,59 @@ pub fn replay(file: &Path, record: &Record, opts: &Options) -> Result<Report, St
         verified,
         difference,
     })
+}
+
+/// The recorded memory in place: this process's own on the host device, liboffload's
+/// placement on another.
+enum Memory {
+    Host(placement::Placed),
+    Device(device::DevicePlaced),
+}
+
+impl Memory {
+    fn place(target: &Device, record: &Record) -> Result<Memory, String> {
+        if target.backend == offload::capi::OL_PLATFORM_BACKEND_HOST {
+            placement::place(&record.allocations).map(Memory::Host)
+        } else {
+            device::place_on(target, &record.allocations).map(Memory::Device)
+        }
+    }
+
+    fn fill(&self, target: &Device, record: &Record) -> Result<(), String> {
+        match self {
+            Memory::Host(placed) => {
+                placement::fill(placed, &record.allocations);
+                Ok(())
+            }
+            Memory::Device(placed) => device::fill_on(target, placed, &record.allocations),
+        }
+    }
+
+    fn first_difference(
+        &self,
+        target: &Device,
+        record: &Record,
+        expected: &[Vec<u8>],
+    ) -> Result<Option<(usize, usize, u8, u8)>, String> {
+        match self {
+            Memory::Host(placed) => Ok(placement::first_difference(
+                placed,
+                &record.allocations,
+                expected,
+            )),
+            Memory::Device(placed) => {
+                let now = device::read_back(target, placed, &record.allocations)?;
+                Ok(now
+                    .iter()
+                    .zip(expected)
+                    .enumerate()
+                    .find_map(|(i, (got, want))| {
+                        got.iter()
+                            .zip(want)
+                            .position(|(x, y)| x != y)
+                            .map(|k| (i, k, want[k], got[k]))
+                    }))
+            }
+        }
+    }
 }

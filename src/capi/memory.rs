@@ -66,6 +66,66 @@ fn mem_alloc(
     )
 }
 
+/// Extension: `olMemAlloc` at exactly `Address` (a recorded launch's memory, replayed
+/// where it was recorded), freed by `olMemFree`. `OL_ERRC_INVALID_VALUE` when the range is
+/// taken (by an allocation, or otherwise in this process or on a remote server);
+/// `OL_ERRC_UNSUPPORTED` where the backend cannot place memory (GPUs, for now; the host
+/// device's memory is the process's own, which a caller maps itself).
+#[no_mangle]
+pub extern "C" fn olMemAllocAt(
+    Device: ol_device_handle_t,
+    Type: ol_alloc_type_raw_t,
+    Size: usize,
+    Address: *mut c_void,
+    AllocationOut: *mut *mut c_void,
+) -> ol_result_t {
+    mem_alloc_at(Device, Type, Size, Address, AllocationOut, null())
+}
+
+/// `olMemAllocAt` with the caller's source location.
+#[no_mangle]
+pub extern "C" fn olMemAllocAtWithCodeLoc(
+    Device: ol_device_handle_t,
+    Type: ol_alloc_type_raw_t,
+    Size: usize,
+    Address: *mut c_void,
+    AllocationOut: *mut *mut c_void,
+    CodeLocation: *mut ol_code_location_t,
+) -> ol_result_t {
+    mem_alloc_at(Device, Type, Size, Address, AllocationOut, CodeLocation)
+}
+
+fn mem_alloc_at(
+    device: ol_device_handle_t,
+    kind: u32,
+    size: usize,
+    at: *mut c_void,
+    out: *mut *mut c_void,
+    loc: *const ol_code_location_t,
+) -> ol_result_t {
+    call(
+        "olMemAllocAt",
+        loc,
+        || {
+            format!(
+                "Device={device:p}, Type={kind}, Size={size}, Address={at:p}, AllocationOut={out:p}"
+            )
+        },
+        || {
+            args::with_runtime(|rt| {
+                Runtime::check_nonzero_size(size)?;
+                args::handle_given(device, "Device")?;
+                args::non_null(at.cast_const(), "Address")?;
+                let out = args::out_ptr(out, "AllocationOut")?;
+                let d = args::device(rt, device, "Device")?;
+                let kind: AllocKind = args::enumeration(kind, "Type", ALLOC_TYPE_EXPECTED)?;
+                *out = rt.mem_alloc_at(d, kind, size, at as usize)? as *mut c_void;
+                Ok(())
+            })
+        },
+    )
+}
+
 /// Frees an allocation; `Address` must be its start. Anything else is
 /// `OL_ERRC_INVALID_ARGUMENT`.
 #[no_mangle]

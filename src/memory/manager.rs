@@ -8,6 +8,9 @@ use super::size_class::SizeClasses;
 use super::stats::PoolStats;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::{AllocKind, Device};
+use parking_lot::Mutex;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The memory manager shared by all backends. See the [module docs](super).
@@ -19,6 +22,10 @@ pub struct MemoryManager {
     devices: Box<[DevicePools]>,
     registry: Registry,
     blocks: BlockIndex,
+    /// Allocations placed at an address (`allocate_at`): never pooled. Counted, so that
+    /// a free looks only when there are some.
+    placed: Mutex<HashSet<usize>>,
+    any_placed: AtomicUsize,
 }
 
 impl MemoryManager {
@@ -36,6 +43,8 @@ impl MemoryManager {
                 .collect(),
             registry: Registry::new(),
             blocks: BlockIndex::default(),
+            placed: Mutex::new(HashSet::new()),
+            any_placed: AtomicUsize::new(0),
         }
     }
 
@@ -102,6 +111,49 @@ impl MemoryManager {
         Ok(addr)
     }
 
+    /// Allocates `size` bytes of `kind` memory on `device` at exactly `at` (the backend
+    /// places it, or says why not). Freed by `free`, straight back to the backend.
+    pub fn allocate_at(
+        &self,
+        device: usize,
+        kind: AllocKind,
+        size: usize,
+        at: usize,
+    ) -> Result<usize> {
+        if size == 0 {
+            return Err(Error::invalid_size("cannot allocate 0 bytes"));
+        }
+        let pools = self.devices.get(device).ok_or_else(|| {
+            Error::new(
+                ErrorCode::InvalidDevice,
+                format!("device index {device} is out of range"),
+            )
+        })?;
+        if self.find(at).is_some() {
+            return Err(Error::invalid_value(format!(
+                "{size} bytes at {at:#x}: an allocation already lies there"
+            )));
+        }
+        let addr = pools.device.allocate_at(at, size, kind)?;
+        let info = AllocationInfo {
+            base: addr,
+            size,
+            kind,
+            device,
+        };
+        self.blocks.insert(addr, size);
+        if !self.registry.insert(info) {
+            self.blocks.remove(addr);
+            let _ = pools.device.free(addr, size, kind);
+            return Err(Error::backend_failure(format!(
+                "the backend placed {size} bytes at {addr:#x}, which is already allocated"
+            )));
+        }
+        self.placed.lock().insert(addr);
+        self.any_placed.fetch_add(1, Ordering::Release);
+        Ok(addr)
+    }
+
     /// Frees the allocation starting at `addr` and says what it was.
     ///
     /// `NotFound` when `addr` is not the start of a live allocation (a double free, an
@@ -110,6 +162,14 @@ impl MemoryManager {
         let Some(info) = self.registry.remove(addr) else {
             return Err(self.not_live(addr));
         };
+        if self.any_placed.load(Ordering::Acquire) > 0 && self.placed.lock().remove(&addr) {
+            self.any_placed.fetch_sub(1, Ordering::Release);
+            self.blocks.remove(addr);
+            return self.devices[info.device]
+                .device
+                .free(addr, info.size, info.kind)
+                .map(|()| info);
+        }
         self.give_back(info).map(|()| info)
     }
 

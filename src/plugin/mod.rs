@@ -57,6 +57,13 @@ pub trait Device: Send + Sync {
         Err(unsupported("memory allocation"))
     }
 
+    /// Allocates `size` bytes at exactly `at` (a recorded launch's memory, replayed where
+    /// it was), or fails: `InvalidValue` when the range is taken. Freed by `free`.
+    fn allocate_at(&self, at: usize, size: usize, kind: AllocKind) -> Result<usize> {
+        let _ = (at, size, kind);
+        Err(unsupported("placing memory at an address"))
+    }
+
     /// Frees what `allocate` returned; `size` and `kind` are those it was given.
     fn free(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
         let _ = (addr, size, kind);

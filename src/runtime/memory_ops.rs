@@ -42,6 +42,19 @@ impl Runtime {
         })
     }
 
+    /// `size` bytes of `kind` memory on `device` at exactly `at` (a recorded launch's
+    /// memory, replayed where it was); freed by `mem_free`.
+    pub fn mem_alloc_at(
+        &self,
+        device: &Device,
+        kind: AllocKind,
+        size: usize,
+        at: usize,
+    ) -> Result<usize> {
+        Self::check_nonzero_size(size)?;
+        self.memory.allocate_at(device.index, kind, size, at)
+    }
+
     /// Frees the allocation starting at `addr`; any other address is `InvalidArgument`
     /// (LLVM's code for it), nothing changes then.
     pub fn mem_free(&self, addr: usize) -> Result<()> {

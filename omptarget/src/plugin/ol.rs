@@ -227,6 +227,23 @@ pub fn alloc_kind(device: Device, kind: u32, size: usize) -> Result<usize> {
     Ok(ptr as usize)
 }
 
+/// Device memory at exactly `at` (`olMemAllocAt`, our extension): a replay's memory
+/// where it was recorded.
+pub fn alloc_at(device: Device, size: usize, at: usize) -> Result<usize> {
+    let mut ptr: *mut c_void = null_mut();
+    check(
+        olMemAllocAt(
+            device.0,
+            OL_ALLOC_TYPE_DEVICE,
+            size,
+            at as *mut c_void,
+            &mut ptr,
+        ),
+        "olMemAllocAt",
+    )?;
+    Ok(ptr as usize)
+}
+
 /// Fills `size` bytes at `ptr` (memory of any device) with `byte`, synchronously.
 pub fn fill(ptr: usize, byte: u8, size: usize) -> Result<()> {
     if size == 0 {

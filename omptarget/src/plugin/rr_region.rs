@@ -6,9 +6,10 @@
 //!
 //! On the host device the region is anonymous memory mapped at the address asked for
 //! (`MAP_FIXED_NOREPLACE`: an address already taken is refused, never overwritten), or
-//! anywhere when none is asked. Other devices record into one allocation of theirs (its
-//! used part read back through liboffload), which replays on the host device; they
-//! cannot replay yet (their memory cannot be put at an address), and say so.
+//! anywhere when none is asked. On other devices the region is one allocation of theirs
+//! (its used part read back through liboffload), placed with `olMemAllocAt` for a replay:
+//! remote servers place it; GPUs cannot yet, and say so (their recordings replay on the
+//! host device when their image is the host's).
 
 use crate::plugin::ol::{self, Device};
 use parking_lot::Mutex;
@@ -59,14 +60,6 @@ pub fn reserve(
     save_output: bool,
 ) -> Result<usize, String> {
     let host = ol::is_host(device)?;
-    if !host && mode == Mode::Replay {
-        return Err(format!(
-            "kernel replay on {} is not supported yet (its memory cannot be placed at a \
-             recorded address); replay its recordings on the host device",
-            ol::device_info_string(device, offload::capi::OL_DEVICE_INFO_NAME)
-                .unwrap_or_else(|_| "this device".into())
-        ));
-    }
     let mut regions = REGIONS.lock();
     if let Some(r) = regions.iter_mut().find(|r| r.device == device) {
         // Asked again (a second activation): the region stays, its use changes.
@@ -80,10 +73,15 @@ pub fn reserve(
         Mode::Record => DEVICE_RECORD_RESERVE,
         Mode::Replay => size.saturating_add(REPLAY_SLACK),
     };
-    let start = if host {
-        map(capacity, at)?
-    } else {
-        ol::alloc(device, capacity).map_err(|e| format!("a {capacity}-byte region: {e}"))?
+    let start = match (host, at) {
+        (true, _) => map(capacity, at)?,
+        // Another device places its memory through liboffload (remote servers can; GPUs
+        // say they cannot yet).
+        (false, Some(at)) => ol::alloc_at(device, capacity, at)
+            .map_err(|e| format!("cannot place {capacity} bytes at {at:#x}: {e}"))?,
+        (false, None) => {
+            ol::alloc(device, capacity).map_err(|e| format!("a {capacity}-byte region: {e}"))?
+        }
     };
     regions.push(Region {
         device,

@@ -300,6 +300,46 @@ impl Device for RemoteDevice {
         outcome
     }
 
+    /// Memory at `at` on both sides: reserved here, then asked of the server there (a
+    /// server whose device's memory is its host memory maps it at the address given).
+    fn allocate_at(&self, at: usize, size: usize, kind: AllocKind) -> Result<usize> {
+        if !address::reserve_at(at, size) {
+            return Err(Error::invalid_value(format!(
+                "{size} bytes at {at:#x}: that address range is taken in this process"
+            )));
+        }
+        let request = Request::Alloc {
+            device: self.index,
+            kind: kind as u32,
+            size: size as u64,
+            at: at as u64,
+            shared: String::new(),
+        };
+        let got = self
+            .session
+            .exchange(self.rank, &request, &[], &mut [])
+            .and_then(|reply| Self::value(reply, self.rank));
+        match got {
+            Ok(got) if got as usize == at => {
+                address::record(at, size, self.owner(), address::Reserved::Whole);
+                Ok(at)
+            }
+            Ok(got) => {
+                let _ = self.free_on_server(got as usize, size, kind);
+                address::release(at, size);
+                Err(Error::invalid_value(format!(
+                    "rank {}: {size} bytes asked at {at:#x}, the server's memory is at {got:#x} \
+                     (its device's memory cannot be placed, or the range is taken there)",
+                    self.rank
+                )))
+            }
+            Err(e) => {
+                address::release(at, size);
+                Err(e)
+            }
+        }
+    }
+
     fn free(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
         self.free_on_server(addr, size, kind)?;
         // The reservation behind the allocation goes with it.
