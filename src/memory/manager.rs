@@ -162,15 +162,29 @@ impl MemoryManager {
         let Some(info) = self.registry.remove(addr) else {
             return Err(self.not_live(addr));
         };
-        if self.any_placed.load(Ordering::Acquire) > 0 && self.placed.lock().remove(&addr) {
-            self.any_placed.fetch_sub(1, Ordering::Release);
-            self.blocks.remove(addr);
-            return self.devices[info.device]
-                .device
-                .free(addr, info.size, info.kind)
-                .map(|()| info);
+        if self.any_placed.load(Ordering::Acquire) > 0 {
+            if let Some(freed) = self.free_if_placed(info) {
+                return freed;
+            }
         }
         self.give_back(info).map(|()| info)
+    }
+
+    /// Frees `info` straight to its backend when it was placed (`allocate_at`).
+    #[cold]
+    #[inline(never)]
+    fn free_if_placed(&self, info: AllocationInfo) -> Option<Result<AllocationInfo>> {
+        if !self.placed.lock().remove(&info.base) {
+            return None;
+        }
+        self.any_placed.fetch_sub(1, Ordering::Release);
+        self.blocks.remove(info.base);
+        Some(
+            self.devices[info.device]
+                .device
+                .free(info.base, info.size, info.kind)
+                .map(|()| info),
+        )
     }
 
     /// The live allocation containing `ptr` (`base <= ptr < base + size`).
