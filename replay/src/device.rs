@@ -191,6 +191,8 @@ pub fn launch(l: &Launch) -> Result<(), String> {
 /// dropped.
 pub struct DevicePlaced {
     bases: Vec<usize>,
+    /// The host device, which names the host side of copies.
+    host: ol_device_handle_t,
 }
 
 impl Drop for DevicePlaced {
@@ -206,7 +208,10 @@ pub fn place_on(
     device: &Device,
     allocations: &[offload::record::format::Allocation],
 ) -> Result<DevicePlaced, String> {
-    let mut placed = DevicePlaced { bases: Vec::new() };
+    let mut placed = DevicePlaced {
+        bases: Vec::new(),
+        host: host_handle()?,
+    };
     for a in allocations {
         let base = a.base as usize;
         let kind = offload::plugin::AllocKind::try_from(a.kind)
@@ -245,10 +250,9 @@ fn host_handle() -> Result<ol_device_handle_t, String> {
 /// Writes each allocation's recorded bytes to its place on `device`.
 pub fn fill_on(
     device: &Device,
-    _placed: &DevicePlaced,
+    placed: &DevicePlaced,
     allocations: &[offload::record::format::Allocation],
 ) -> Result<(), String> {
-    let host = host_handle()?;
     for a in allocations.iter().filter(|a| !a.bytes.is_empty()) {
         check(
             olMemcpy(
@@ -256,7 +260,7 @@ pub fn fill_on(
                 a.base as usize as *mut c_void,
                 device.handle,
                 a.bytes.as_ptr().cast(),
-                host,
+                placed.host,
                 a.bytes.len(),
             ),
             "olMemcpy to the device",
@@ -268,10 +272,9 @@ pub fn fill_on(
 /// Each allocation's bytes on `device` now.
 pub fn read_back(
     device: &Device,
-    _placed: &DevicePlaced,
+    placed: &DevicePlaced,
     allocations: &[offload::record::format::Allocation],
 ) -> Result<Vec<Vec<u8>>, String> {
-    let host = host_handle()?;
     allocations
         .iter()
         .map(|a| {
@@ -281,7 +284,7 @@ pub fn read_back(
                     olMemcpy(
                         null_mut(),
                         bytes.as_mut_ptr().cast(),
-                        host,
+                        placed.host,
                         a.base as usize as *const c_void,
                         device.handle,
                         bytes.len(),

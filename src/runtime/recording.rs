@@ -116,23 +116,26 @@ impl Runtime {
             q.sync()?;
         }
         let allocations = self.memory.allocations_of(l.device.index);
-        let started = self.record_before(&l, &allocations);
+        // Device memory is read into host memory: the host device names it.
+        let host = self.devices.iter().find(|d| d.is_host());
+        let started = self.record_before(&l, host, &allocations);
         let launched = launch();
         let launched = launched.and_then(|()| l.queue.map_or(Ok(()), |q| q.sync()));
-        match (started, &launched) {
-            (Ok((path, mut file)), Ok(())) => {
-                let done = self
-                    .copy_out(l.device, &allocations, &mut file)
+        match (started, &launched, host) {
+            (Ok((path, mut file)), Ok(()), Some(host)) => {
+                let done = allocations
+                    .iter()
+                    .try_for_each(|a| self.copy_one(host, l.device, a, &mut file))
                     .and_then(|()| file.flush().map_err(Failure::from));
                 if let Err(e) = done {
                     stop(&path, &e);
                 }
             }
-            (Ok((path, _)), Err(_)) => {
+            (Ok((path, _)), _, _) => {
                 // No output to record: the record is not written.
                 let _ = std::fs::remove_file(path);
             }
-            (Err((path, e)), _) => stop(&path, &e),
+            (Err((path, e)), _, _) => stop(&path, &e),
         }
         launched
     }
@@ -141,10 +144,13 @@ impl Runtime {
     fn record_before(
         &self,
         l: &Launch,
+        host: Option<&Arc<Device>>,
         allocations: &[AllocationInfo],
     ) -> std::result::Result<(PathBuf, BufWriter<File>), (PathBuf, Failure)> {
         let path = next_path(&l.symbol.name);
         let written = (|| -> std::result::Result<BufWriter<File>, Failure> {
+            let host = host
+                .ok_or_else(|| Failure::Read(Error::new(ErrorCode::Unknown, "no host device")))?;
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
@@ -166,7 +172,7 @@ impl Runtime {
             write_header(&mut file, &header)?;
             for a in allocations {
                 allocation_start(&mut file, a.base as u64, a.size as u64, a.kind as u32)?;
-                self.copy_one(l.device, a, &mut file)?;
+                self.copy_one(host, l.device, a, &mut file)?;
             }
             Ok(file)
         })();
@@ -175,30 +181,14 @@ impl Runtime {
             .map_err(|e| (path, e))
     }
 
-    /// Appends each allocation's bytes as they are now.
-    fn copy_out(
-        &self,
-        device: &Arc<Device>,
-        allocations: &[AllocationInfo],
-        out: &mut impl Write,
-    ) -> std::result::Result<(), Failure> {
-        allocations
-            .iter()
-            .try_for_each(|a| self.copy_one(device, a, out))
-    }
-
-    /// Reads allocation `a` of `device` in pieces into `out`.
+    /// Reads allocation `a` of `device` in pieces into `out` (through `host` memory).
     fn copy_one(
         &self,
+        host: &Arc<Device>,
         device: &Arc<Device>,
         a: &AllocationInfo,
         out: &mut impl Write,
     ) -> std::result::Result<(), Failure> {
-        let host = self
-            .devices
-            .iter()
-            .find(|d| d.is_host())
-            .ok_or_else(|| Failure::Read(Error::new(ErrorCode::Unknown, "no host device")))?;
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let piece = PIECE.min(a.size.max(1));

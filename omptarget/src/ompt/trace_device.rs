@@ -79,6 +79,16 @@ struct ClockSlot {
     clock: Option<Clock>,
 }
 
+impl ClockSlot {
+    /// The device's clock, started at its first use (`None`: the device makes no events).
+    fn started(&mut self) -> Option<&mut Clock> {
+        if self.clock.is_none() {
+            self.clock = Clock::new(self.device).ok();
+        }
+        self.clock.as_mut()
+    }
+}
+
 #[derive(Default)]
 struct State {
     enabled: u32,
@@ -247,11 +257,7 @@ impl TraceDevice {
 
     /// An event of the device that completes now.
     pub fn stamp(&self) -> Stamp {
-        let mut slot = self.clock.lock();
-        if slot.clock.is_none() {
-            slot.clock = Clock::new(slot.device).ok();
-        }
-        match slot.clock.as_ref().map(Clock::mark) {
+        match self.clock.lock().started().map(|c| c.mark()) {
             Some(Ok(event)) => Stamp::Mark(event),
             // A device that cannot make events is timed by the host's clock.
             _ => Stamp::At(monotonic_ns()),
@@ -268,11 +274,7 @@ impl TraceDevice {
 
     /// `ompt_get_device_time`.
     pub fn now(&self) -> DeviceTime {
-        let mut slot = self.clock.lock();
-        if slot.clock.is_none() {
-            slot.clock = Clock::new(slot.device).ok();
-        }
-        match slot.clock.as_mut().map(Clock::now) {
+        match self.clock.lock().started().map(Clock::now) {
             Some(Ok(time)) => time,
             _ => monotonic_ns(),
         }
@@ -280,11 +282,7 @@ impl TraceDevice {
 
     /// `ompt_translate_time`: `time` on `omp_get_wtime`'s clock, in seconds.
     pub fn translate(&self, time: DeviceTime) -> f64 {
-        let mut slot = self.clock.lock();
-        if slot.clock.is_none() {
-            slot.clock = Clock::new(slot.device).ok();
-        }
-        match slot.clock.as_ref() {
+        match self.clock.lock().started() {
             Some(clock) => clock.to_wtime(time),
             None => time as f64 * 1e-9,
         }

@@ -33,8 +33,9 @@ pub struct Region {
     pub start: usize,
     pub capacity: usize,
     pub used: usize,
-    /// The host device's region: this process's memory, read in place.
-    pub host: bool,
+    /// Another device's region is read into host memory through the host device
+    /// (`None`: the host device's own region, this process's memory, read in place).
+    pub read_through: Option<Device>,
 }
 
 /// Bytes reserved for a recording: address space only (pages are committed when
@@ -73,6 +74,7 @@ pub fn reserve(
         Mode::Record => DEVICE_RECORD_RESERVE,
         Mode::Replay => size.saturating_add(REPLAY_SLACK),
     };
+    let read_through = if host { None } else { Some(host_device()?) };
     let start = match (host, at) {
         (true, _) => map(capacity, at)?,
         // Another device places its memory through liboffload (remote servers can; GPUs
@@ -90,10 +92,18 @@ pub fn reserve(
         start,
         capacity,
         used: 0,
-        host,
+        read_through,
     });
     ANY.store(true, Ordering::Release);
     Ok(start)
+}
+
+/// liboffload's host device, which names host memory in copies.
+fn host_device() -> Result<Device, String> {
+    ol::devices()?
+        .into_iter()
+        .find(|&d| ol::is_host(d).unwrap_or(false))
+        .ok_or_else(|| "liboffload has no host device to read a region into".to_string())
 }
 
 /// Anonymous memory of `size` bytes, at `at` when given (and free there).
@@ -193,17 +203,13 @@ pub fn of(device: Device) -> Option<Region> {
 
 /// The used part of the region: in place on the host device, read back from another.
 pub fn used_bytes(region: &Region) -> Result<Cow<'static, [u8]>, String> {
-    if region.host {
+    let Some(host) = region.read_through else {
         // SAFETY: the region stays mapped for the program's life; its first `used`
         // bytes were handed out, and the host device's memory is this process's.
         return Ok(Cow::Borrowed(unsafe {
             std::slice::from_raw_parts(region.start as *const u8, region.used)
         }));
-    }
-    let host = ol::devices()?
-        .into_iter()
-        .find(|&d| ol::is_host(d).unwrap_or(false))
-        .ok_or("liboffload has no host device to read the region into")?;
+    };
     let mut bytes = vec![0u8; region.used];
     ol::memcpy(
         bytes.as_mut_ptr() as usize,
