@@ -186,9 +186,9 @@ pub fn launch(l: &Launch) -> Result<(), String> {
     )
 }
 
-/// The recorded memory placed on a device other than the host: one allocation at each
-/// recorded base (liboffload's placement, `runtime::Runtime::mem_alloc_at`), freed when
-/// dropped.
+/// The recorded memory placed on a device other than the host: the page spans the
+/// allocations cover (liboffload's placement, `runtime::Runtime::mem_alloc_at`; a GPU
+/// maps whole granules and shares one between neighbouring spans), freed when dropped.
 pub struct DevicePlaced {
     bases: Vec<usize>,
     /// The host device, which names the host side of copies.
@@ -203,7 +203,7 @@ impl Drop for DevicePlaced {
     }
 }
 
-/// Allocates each of `allocations` on `device` at its recorded base.
+/// Places the memory of `allocations` on `device` at the recorded addresses.
 pub fn place_on(
     device: &Device,
     allocations: &[offload::record::format::Allocation],
@@ -212,28 +212,28 @@ pub fn place_on(
         bases: Vec::new(),
         host: host_handle()?,
     };
-    for a in allocations {
-        let base = a.base as usize;
-        let kind = offload::plugin::AllocKind::try_from(a.kind)
-            .map_err(|k| format!("allocation at {base:#x} of unknown kind {k}"))?;
-        let handle = device.handle as usize;
+    // Device memory of any recorded kind is placed as device memory: the kernel reads it
+    // the same way.
+    let kind = offload::plugin::AllocKind::Device;
+    let handle = device.handle as usize;
+    for (start, len) in crate::placement::page_ranges(allocations, crate::placement::page_size())? {
         offload::runtime::with_current(|rt| {
             let d = rt
                 .devices
                 .iter()
                 .find(|d| d.handle() == handle)
                 .ok_or_else(|| offload::runtime::Error::invalid_argument("no such device"))?;
-            rt.mem_alloc_at(d, kind, a.bytes.len().max(1), base)
+            rt.mem_alloc_at(d, kind, len, start)
         })
         .map_err(|e| {
             format!(
-                "the recorded memory at {base:#x} ({} bytes) cannot be placed on {}: {}",
-                a.bytes.len(),
+                "the recorded memory at {start:#x}..{:#x} cannot be placed on {}: {}",
+                start + len,
                 device.name,
                 e.details
             )
         })?;
-        placed.bases.push(base);
+        placed.bases.push(start);
     }
     Ok(placed)
 }

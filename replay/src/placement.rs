@@ -17,7 +17,7 @@ impl Drop for Placed {
     }
 }
 
-fn page_size() -> usize {
+pub fn page_size() -> usize {
     // SAFETY: asks the system its page size.
     (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(4096) as usize
 }

@@ -144,7 +144,7 @@ impl MemoryManager {
         self.blocks.insert(addr, size);
         if !self.registry.insert(info) {
             self.blocks.remove(addr);
-            let _ = pools.device.free(addr, size, kind);
+            let _ = pools.device.free_placed(addr, size, kind);
             return Err(Error::backend_failure(format!(
                 "the backend placed {size} bytes at {addr:#x}, which is already allocated"
             )));
@@ -182,7 +182,7 @@ impl MemoryManager {
         Some(
             self.devices[info.device]
                 .device
-                .free(info.base, info.size, info.kind)
+                .free_placed(info.base, info.size, info.kind)
                 .map(|()| info),
         )
     }

@@ -64,6 +64,11 @@ pub trait Device: Send + Sync {
         Err(unsupported("placing memory at an address"))
     }
 
+    /// Frees what `allocate_at` returned; `size` and `kind` are those it was given.
+    fn free_placed(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
+        self.free(addr, size, kind)
+    }
+
     /// Frees what `allocate` returned; `size` and `kind` are those it was given.
     fn free(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
         let _ = (addr, size, kind);

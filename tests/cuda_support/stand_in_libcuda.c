@@ -19,6 +19,10 @@
  *   to cover its dynamic part; "big_static" has 40 KiB of static shared memory.
  * - cuStreamWaitValue32_v2 holds a stream until a 32-bit word reaches a value.
  * - Releasing the primary context with work still queued loses that work (counted).
+ * - Virtual memory management works in 2 MiB granules: cuMemAddressReserve takes its
+ *   address as a hint and answers another range when that one is taken; memory made by
+ *   cuMemCreate and mapped by cuMemMap cannot be touched until cuMemSetAccess; a handle
+ *   released while mapped keeps its memory until the unmap.
  *
  * mock_get(name) reads the counters below; mock_last_args copies the last launch's
  * argument block; mock_release() lets held kernels finish. */
@@ -29,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +67,7 @@ static long long register_flags, last_shared, last_cooperative, b2d, bad_extra;
 static long long events_created, events_timed, events_live, lost_work, host_funcs_run;
 static long long host_funcs_discarded, pageable_syncs, waits_on_value, loaded_fatbins;
 static long long callback_thread_calls_driver, held, launches;
+static long long live_reservations, live_vmm_handles, live_mappings, vmm_supported = 1;
 /* cuCtxSetLimit's: CU_LIMIT_STACK_SIZE (1 KiB by default), CU_LIMIT_MALLOC_HEAP_SIZE
  * (8 MiB), which "cannot be changed" once a kernel that uses malloc has run (here: any). */
 static long long stack_limit = 1024, heap_limit = 8 << 20;
@@ -100,6 +106,7 @@ long long mock_get(const char *key) {
   K(events_created) K(events_timed) K(events_live) K(lost_work) K(host_funcs_run)
   K(host_funcs_discarded) K(pageable_syncs) K(waits_on_value) K(loaded_fatbins) K(sticky)
   K(callback_thread_calls_driver) K(held) K(stack_limit) K(heap_limit)
+  K(live_reservations) K(live_vmm_handles) K(live_mappings)
   if (!strcmp(key, "dyn_allowed")) return dyn_allowed[0];
   if (!strcmp(key, "dyn_allowed_big_static")) return dyn_allowed[3];
   if (!strcmp(key, "grid")) return last_grid[0] * 10000LL + last_grid[1] * 100 + last_grid[2];
@@ -118,6 +125,8 @@ void mock_release(void) {
 }
 /* Makes `c` current on the calling thread, as an application's own CUDA code would. */
 void mock_set_current(void *c) { current = c; }
+/* A GPU without virtual memory management (attribute 102 answers 0). */
+void mock_set_vmm(long long on) { vmm_supported = on; }
 void *mock_current(void) { return current; }
 
 /* Host functions must not call CUDA: counts the calls made from the callback thread. */
@@ -206,6 +215,8 @@ struct command {
   size_t size, count;
   unsigned value, unit;
   int function;
+  unsigned char args[24]; /* scale's parameters, as launched */
+  unsigned long long threads;
   void (*fn)(void *);
   void *data;
   struct event *event;
@@ -241,6 +252,18 @@ static void set_memory(uintptr_t dst, unsigned value, unsigned unit, size_t coun
   }
 }
 
+/* scale(float *x, float a, size_t n): each of the grid's threads t < n multiplies x[t]
+ * by a, when x is device memory (a launch that passes no such pointer does nothing). */
+static void run_scale(struct command *c) {
+  float *x, a;
+  unsigned long long n;
+  memcpy(&x, c->args, 8); memcpy(&a, c->args + 8, 4); memcpy(&n, c->args + 16, 8);
+  unsigned long long count = n < c->threads ? n : c->threads;
+  if (!count || kind_of((uintptr_t)x) != DEVICE || kind_of((uintptr_t)(x + count) - 1) != DEVICE)
+    return;
+  for (unsigned long long t = 0; t < count; t++) x[t] *= a;
+}
+
 /* Runs one command (lock held; released around work that takes time). */
 static void execute(struct command *c) {
   switch (c->kind) {
@@ -256,7 +279,11 @@ static void execute(struct command *c) {
     pthread_mutex_lock(&lock);
     break;
   case C_KERNEL:
-    if (c->function == 1) {
+    if (c->function == 0) {
+      pthread_mutex_unlock(&lock);
+      run_scale(c);
+      pthread_mutex_lock(&lock);
+    } else if (c->function == 1) {
       __atomic_store_n(&sticky, ILLEGAL_ADDRESS, __ATOMIC_RELEASE);
     } else if (c->function == 2) {
       /* Held until a mock_release() after its launch. */
@@ -411,6 +438,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) { COUNTED
   case 76: *v = 0; break;
   case 95: *v = 1; break;              /* cooperative launch */
   case 97: *v = OPTIN_SHARED; break;   /* shared opt-in */
+  case 102: *v = (int)vmm_supported; break; /* virtual memory management */
   default: *v = 0;
   }
   return SUCCESS;
@@ -500,6 +528,164 @@ CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) { COUNTED
   if (attr == 3) { *(CUdeviceptr *)data = p; return SUCCESS; }
   if (attr == 2 && kind != PAGEABLE) { *(unsigned *)data = kind == DEVICE ? 2 : 1; return SUCCESS; }
   return INVALID_VALUE;
+}
+
+/* ---- virtual memory management ---------------------------------------------------------- */
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef struct { int type, id; } CUmemLocation;
+typedef struct {
+  int type, requestedHandleTypes; CUmemLocation location; void *win32HandleMetaData;
+  unsigned char allocFlags[8];
+} CUmemAllocationProp;
+typedef struct { CUmemLocation location; int flags; } CUmemAccessDesc;
+#define GRANULE (2ull << 20)
+struct reservation { uintptr_t base; size_t size; };
+struct mapping { uintptr_t base; size_t size; };
+struct physical { int fd; size_t size; unsigned magic; };
+static struct reservation reservations[64];
+static struct mapping mappings[64];
+
+static int good_prop(const CUmemAllocationProp *p) {
+  return p && p->type == 1 && p->location.type == 1 && p->location.id == 0 &&
+         p->requestedHandleTypes == 0;
+}
+static struct reservation *reservation_holding(uintptr_t p, size_t n) {
+  for (int i = 0; i < 64; i++)
+    if (reservations[i].size && p >= reservations[i].base &&
+        p + n <= reservations[i].base + reservations[i].size)
+      return &reservations[i];
+  return NULL;
+}
+static struct mapping *mapping_at(uintptr_t p, size_t n) {
+  for (int i = 0; i < 64; i++)
+    if (mappings[i].size && mappings[i].base == p && mappings[i].size == n) return &mappings[i];
+  return NULL;
+}
+static int mapped_within(uintptr_t p, size_t n) {
+  for (int i = 0; i < 64; i++)
+    if (mappings[i].size && mappings[i].base < p + n && p < mappings[i].base + mappings[i].size)
+      return 1;
+  return 0;
+}
+CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *p, int option) { COUNTED
+  ENTRY;
+  if (!g || !good_prop(p) || (option != 0 && option != 1)) return INVALID_VALUE;
+  *g = GRANULE;
+  return SUCCESS;
+}
+/* `addr` is a hint: a range already in use gets another, as the driver does. */
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr,
+                             unsigned long long flags) { COUNTED
+  NEED_CONTEXT
+  if (!ptr || !size || size % GRANULE || flags || (align & (align - 1)) || addr % GRANULE)
+    return INVALID_VALUE;
+  void *got = MAP_FAILED;
+  int nr = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+  if (addr) got = mmap((void *)addr, size, PROT_NONE, nr | MAP_FIXED_NOREPLACE, -1, 0);
+  if (got == MAP_FAILED) {
+    char *any = mmap(NULL, size + GRANULE, PROT_NONE, nr, -1, 0);
+    if (any == MAP_FAILED) return OUT_OF_MEMORY;
+    char *aligned = (char *)(((uintptr_t)any + GRANULE - 1) & ~(uintptr_t)(GRANULE - 1));
+    if (aligned > any) munmap(any, aligned - any);
+    munmap(aligned + size, any + size + GRANULE - (aligned + size));
+    got = aligned;
+  }
+  pthread_mutex_lock(&lock);
+  int i = 0;
+  while (i < 64 && reservations[i].size) i++;
+  if (i == 64) { pthread_mutex_unlock(&lock); munmap(got, size); return OUT_OF_MEMORY; }
+  reservations[i] = (struct reservation){(uintptr_t)got, size};
+  live_reservations++;
+  pthread_mutex_unlock(&lock);
+  *ptr = (CUdeviceptr)got;
+  return SUCCESS;
+}
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) { COUNTED
+  ENTRY;
+  pthread_mutex_lock(&lock);
+  struct reservation *r = reservation_holding(ptr, size);
+  if (!r || r->base != ptr || r->size != size || mapped_within(ptr, size)) {
+    pthread_mutex_unlock(&lock);
+    return INVALID_VALUE;
+  }
+  munmap((void *)ptr, size);
+  r->size = 0;
+  live_reservations--;
+  pthread_mutex_unlock(&lock);
+  return SUCCESS;
+}
+CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *p,
+                     unsigned long long flags) { COUNTED
+  NEED_CONTEXT STICKY
+  if (!h || !size || size % GRANULE || flags || !good_prop(p)) return INVALID_VALUE;
+  if (size > (40ull << 30)) return OUT_OF_MEMORY;
+  int fd = memfd_create("cuMemCreate", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, (off_t)size)) { if (fd >= 0) close(fd); return OUT_OF_MEMORY; }
+  struct physical *m = malloc(sizeof *m);
+  *m = (struct physical){fd, size, 0xC0DA};
+  __atomic_add_fetch(&live_vmm_handles, 1, __ATOMIC_RELAXED);
+  *h = (CUmemGenericAllocationHandle)(uintptr_t)m;
+  return SUCCESS;
+}
+/* The mapping keeps the memory: a handle released while mapped stays until the unmap. */
+CUresult cuMemRelease(CUmemGenericAllocationHandle h) { COUNTED
+  ENTRY;
+  struct physical *m = (struct physical *)(uintptr_t)h;
+  if (!m || m->magic != 0xC0DA) return INVALID_VALUE;
+  m->magic = 0;
+  close(m->fd);
+  free(m);
+  __atomic_sub_fetch(&live_vmm_handles, 1, __ATOMIC_RELAXED);
+  return SUCCESS;
+}
+/* Mapped memory is not accessible until cuMemSetAccess. */
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                  unsigned long long flags) { COUNTED
+  NEED_CONTEXT
+  struct physical *m = (struct physical *)(uintptr_t)h;
+  if (!m || m->magic != 0xC0DA) return INVALID_HANDLE;
+  if (!size || size % GRANULE || ptr % GRANULE || offset || flags || size > m->size)
+    return INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  int i = 0;
+  while (i < 64 && mappings[i].size) i++;
+  if (!reservation_holding(ptr, size) || mapped_within(ptr, size) || i == 64) {
+    pthread_mutex_unlock(&lock);
+    return INVALID_VALUE;
+  }
+  void *got = mmap((void *)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, m->fd, 0);
+  if (got == MAP_FAILED) { pthread_mutex_unlock(&lock); return OUT_OF_MEMORY; }
+  mappings[i] = (struct mapping){ptr, size};
+  live_mappings++;
+  pthread_mutex_unlock(&lock);
+  return SUCCESS;
+}
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) { COUNTED
+  ENTRY;
+  pthread_mutex_lock(&lock);
+  struct mapping *m = mapping_at(ptr, size);
+  if (!m) { pthread_mutex_unlock(&lock); return INVALID_VALUE; }
+  /* Back to a reserved, inaccessible range. */
+  mmap((void *)ptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  m->size = 0;
+  live_mappings--;
+  pthread_mutex_unlock(&lock);
+  remove_range((void *)ptr);
+  return SUCCESS;
+}
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count) { COUNTED
+  NEED_CONTEXT
+  if (!desc || count != 1 || desc->location.type != 1 || desc->location.id != 0) return INVALID_VALUE;
+  if (desc->flags != 0 && desc->flags != 1 && desc->flags != 3) return INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  struct mapping *m = mapping_at(ptr, size);
+  pthread_mutex_unlock(&lock);
+  if (!m) return INVALID_VALUE;
+  int prot = desc->flags == 3 ? PROT_READ | PROT_WRITE : desc->flags == 1 ? PROT_READ : PROT_NONE;
+  if (mprotect((void *)ptr, size, prot)) return INVALID_VALUE;
+  remove_range((void *)ptr);
+  if (prot != PROT_NONE) add_range((void *)ptr, size, DEVICE);
+  return SUCCESS;
 }
 
 /* A copy on stream `s`: pageable host memory makes it synchronous with the stream. */
@@ -639,7 +825,10 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
   pthread_mutex_lock(&lock);
   long now = released;
   pthread_mutex_unlock(&lock);
-  return submit(s, (struct command){.kind = C_KERNEL, .function = i, .target = now});
+  struct command c = {.kind = C_KERNEL, .function = i, .target = now,
+                      .threads = (unsigned long long)gx * gy * gz * bx * by * bz};
+  if (i == 0 && last_args_size == 24) memcpy(c.args, last_args, 24);
+  return submit(s, c);
 }
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, CUstream s, void **params, void **extra) { COUNTED

@@ -9,7 +9,13 @@ use std::process::Command;
 /// gives each its own file, so its own loaded copy with its own state (tests run in
 /// parallel threads of one process).
 pub fn build_stand_in(source: &str, library: &str, tag: &str) -> Option<PathBuf> {
-    let root = env!("CARGO_MANIFEST_DIR");
+    // The crate's own tests/, or the workspace's (a member crate's tests build it too).
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest
+        .ancestors()
+        .find(|dir| dir.join("tests").join(source).is_file())
+        .unwrap_or(manifest)
+        .display();
     let dir = std::env::temp_dir().join(format!("liboffload-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let built = dir.join(library);

@@ -7,9 +7,12 @@
 //! On the host device the region is anonymous memory mapped at the address asked for
 //! (`MAP_FIXED_NOREPLACE`: an address already taken is refused, never overwritten), or
 //! anywhere when none is asked. On other devices the region is one allocation of theirs
-//! (its used part read back through liboffload), placed with `olMemAllocAt` for a replay:
-//! remote servers place it; GPUs cannot yet, and say so (their recordings replay on the
-//! host device when their image is the host's).
+//! (its used part read back through liboffload), placed with `olMemAllocAt` both ways,
+//! as LLVM's CUDA plugin reserves its region's addresses both ways: a recording's at an
+//! address range free in this process (so that a replay process, whose device memory
+//! lives elsewhere, finds it free too), a replay's where it was recorded. A device that
+//! cannot place memory records into a plain allocation (its replay then needs the same
+//! address free, and says so when it is not).
 
 use crate::plugin::ol::{self, Device};
 use parking_lot::Mutex;
@@ -81,9 +84,9 @@ pub fn reserve(
         // say they cannot yet).
         (false, Some(at)) => ol::alloc_at(device, capacity, at)
             .map_err(|e| format!("cannot place {capacity} bytes at {at:#x}: {e}"))?,
-        (false, None) => {
-            ol::alloc(device, capacity).map_err(|e| format!("a {capacity}-byte region: {e}"))?
-        }
+        (false, None) => placed_anywhere(device, capacity)
+            .or_else(|_| ol::alloc(device, capacity))
+            .map_err(|e| format!("a {capacity}-byte region: {e}"))?,
     };
     regions.push(Region {
         device,
@@ -104,6 +107,16 @@ fn host_device() -> Result<Device, String> {
         .into_iter()
         .find(|&d| ol::is_host(d).unwrap_or(false))
         .ok_or_else(|| "liboffload has no host device to read a region into".to_string())
+}
+
+/// Device memory placed at an address range this process does not use (found by
+/// reserving host address space, 2 MiB-aligned as GPUs place memory, and giving it back).
+fn placed_anywhere(device: Device, size: usize) -> ol::Result<usize> {
+    const ALIGN: usize = 2 << 20;
+    let free = map(size + ALIGN, None)?;
+    // SAFETY: the reservation just made, unused.
+    unsafe { libc::munmap(free as *mut libc::c_void, size + ALIGN) };
+    ol::alloc_at(device, size, free.next_multiple_of(ALIGN))
 }
 
 /// Anonymous memory of `size` bytes, at `at` when given (and free there).

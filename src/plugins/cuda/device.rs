@@ -11,6 +11,7 @@ use super::driver::Driver;
 use super::facts::DeviceFacts;
 use super::ffi::{CuDevicePtr, CuStream, MEMHOSTREGISTER_DEVICEMAP, MEMHOSTREGISTER_PORTABLE};
 use super::fill::{plan_fill, repeated, FillStep};
+use super::placement::Placements;
 use super::program::{CudaProgram, Module};
 use crate::image::{select_for, DeviceTarget};
 use crate::plugin::foundation::error::Result;
@@ -20,6 +21,8 @@ use std::sync::Arc;
 pub struct CudaDevice {
     context: Arc<PrimaryContext>,
     facts: Arc<DeviceFacts>,
+    /// Memory placed at an address (`allocate_at`).
+    placements: Placements,
 }
 
 impl CudaDevice {
@@ -32,6 +35,7 @@ impl CudaDevice {
         Ok(CudaDevice {
             context: Arc::new(context),
             facts: Arc::new(facts),
+            placements: Placements::default(),
         })
     }
 
@@ -115,6 +119,38 @@ impl plugin::Device for CudaDevice {
                 self.facts.label()
             ))
         })
+    }
+
+    fn allocate_at(&self, at: usize, size: usize, kind: AllocKind) -> Result<usize> {
+        if kind != AllocKind::Device {
+            return Err(crate::plugin::foundation::error::Error::unsupported(
+                format!(
+                    "only device memory can be placed at an address on {}, not {} memory",
+                    self.facts.label(),
+                    kind_name(kind)
+                ),
+            ));
+        }
+        let _current = self.context.make_current()?;
+        self.placements
+            .place(self.driver(), self.context.device(), at, size)
+            .map(|()| at)
+            .map_err(|e| {
+                e.context(format!(
+                    "placing {size} bytes at {at:#x} on {}",
+                    self.facts.label()
+                ))
+            })
+    }
+
+    fn free_placed(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
+        if !self.placements.holds(addr) {
+            return self.free(addr, size, kind);
+        }
+        let _current = self.context.make_current()?;
+        // Unmapping does not wait for the device: work still using the memory ends first.
+        self.driver().context_synchronize()?;
+        self.placements.remove(self.driver(), addr)
     }
 
     fn free(&self, addr: usize, _size: usize, kind: AllocKind) -> Result<()> {

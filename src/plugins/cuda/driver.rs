@@ -165,6 +165,17 @@ driver_functions! {
             fn(CuDevice, c_uint);
         // A context's limits (device-side malloc's heap, the threads' stack).
         ctx_set_limit = ["cuCtxSetLimit"] fn(c_int, usize);
+        // CUDA 10.2: virtual memory management, memory at an address (olMemAllocAt).
+        mem_get_allocation_granularity = ["cuMemGetAllocationGranularity"]
+            fn(*mut usize, *const CuMemAllocationProp, c_int);
+        mem_address_reserve = ["cuMemAddressReserve"]
+            fn(*mut CuDevicePtr, usize, usize, CuDevicePtr, u64);
+        mem_address_free = ["cuMemAddressFree"] fn(CuDevicePtr, usize);
+        mem_create = ["cuMemCreate"] fn(*mut CuMemHandle, usize, *const CuMemAllocationProp, u64);
+        mem_release = ["cuMemRelease"] fn(CuMemHandle);
+        mem_map = ["cuMemMap"] fn(CuDevicePtr, usize, usize, CuMemHandle, u64);
+        mem_unmap = ["cuMemUnmap"] fn(CuDevicePtr, usize);
+        mem_set_access = ["cuMemSetAccess"] fn(CuDevicePtr, usize, *const CuMemAccessDesc, usize);
     }
 }
 

@@ -56,6 +56,49 @@ pub struct CuUuid {
     pub bytes: [u8; 16],
 }
 
+/// `CUmemGenericAllocationHandle`: physical memory made by `cuMemCreate`.
+pub type CuMemHandle = u64;
+
+/// `CUmemLocation`: where memory lives (`type` 1 is a device, `id` its ordinal).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CuMemLocation {
+    pub kind: c_int,
+    pub id: c_int,
+}
+
+/// `CU_MEM_LOCATION_TYPE_DEVICE`.
+pub const MEM_LOCATION_TYPE_DEVICE: c_int = 1;
+/// `CU_MEM_ALLOCATION_TYPE_PINNED`: the only allocation type `cuMemCreate` takes.
+pub const MEM_ALLOCATION_TYPE_PINNED: c_int = 1;
+/// `CU_MEM_ACCESS_FLAGS_PROT_READWRITE`.
+pub const MEM_ACCESS_FLAGS_PROT_READWRITE: c_int = 3;
+/// `CU_MEM_ALLOC_GRANULARITY_MINIMUM`.
+pub const MEM_ALLOC_GRANULARITY_MINIMUM: c_int = 0;
+
+/// `CUmemAllocationProp` (CUDA 11+): pinned device memory, no exportable handle.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CuMemAllocationProp {
+    pub kind: c_int,
+    pub requested_handle_types: c_int,
+    pub location: CuMemLocation,
+    pub win32_handle_metadata: *mut c_void,
+    /// `allocFlags`: compression type, RDMA capable, usage, reserved; zero here.
+    pub alloc_flags: [u8; 8],
+}
+
+/// `CUmemAccessDesc`: who may read and write a mapped range.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CuMemAccessDesc {
+    pub location: CuMemLocation,
+    pub flags: c_int,
+}
+
+const _: () = assert!(std::mem::size_of::<CuMemAllocationProp>() == 32);
+const _: () = assert!(std::mem::size_of::<CuMemAccessDesc>() == 12);
+
 /// `CUhostFn`: a host function run in stream order.
 pub type CuHostFn = unsafe extern "C" fn(user_data: *mut c_void);
 
@@ -144,6 +187,8 @@ pub mod device_attribute {
     pub const MANAGED_MEMORY: c_int = 83;
     pub const COOPERATIVE_LAUNCH: c_int = 95;
     pub const MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
+    /// `cuMemAddressReserve`, `cuMemCreate`, `cuMemMap` and the rest work on this device.
+    pub const VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: c_int = 102;
 }
 
 /// `CUfunction_attribute` values.

@@ -6,7 +6,8 @@
 //!   `CUresult` to our codes.
 //! - `context` is a device's primary context; `facts` its readings and info answers;
 //!   `device` the `plugin::Device`: memory, synchronous copies and fills (`fill` plans
-//!   fills of any pattern), host registration, program loading.
+//!   fills of any pattern), host registration, program loading; `placement` puts device
+//!   memory at an address (virtual memory management) for `olMemAllocAt`.
 //! - `program` and `kernel` are the loaded modules and their kernels; `launch` lays out
 //!   the argument block a launch passes.
 //! - `stream`: queues are CUDA streams, events CUDA events, host steps `cuLaunchHostFunc`.
@@ -28,6 +29,7 @@ mod gate;
 mod host_steps;
 pub mod kernel;
 pub mod launch;
+mod placement;
 pub mod program;
 mod staging;
 pub mod stream;
