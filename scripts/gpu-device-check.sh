@@ -114,6 +114,20 @@ if [ -x build/gpu-omp/omp_ompt_trace ]; then
   LD_LIBRARY_PATH=$OURS timeout 30 build/gpu-omp/omp_ompt_trace >/tmp/omp-outputs/omp_ompt_trace.out 2>&1
   say "omp_ompt_trace on the GPU: exit $?, $(grep -c '^FAIL' /tmp/omp-outputs/omp_ompt_trace.out) failed checks, $(tail -1 /tmp/omp-outputs/omp_ompt_trace.out)"
 fi
+# Record and replay on the GPU (issue 33): an OpenMP program recorded on ours and each
+# kernel replayed and verified by LLVM 19's llvm-omp-kernel-replay on ours (memory placed
+# at the recorded addresses through the driver's virtual memory management); and a C API
+# program's launches recorded with OFFLOAD_RECORD and replayed by offload-replay --verify.
+if [ -x build/gpu-omp/omp_record_replay ] && [ -x .dev/llvm19/bin/llvm-omp-kernel-replay ]; then
+  timeout 60 cmake -DPROGRAM=/work/main/build/gpu-omp/omp_record_replay -DOURS=/work/main/_install/lib \
+    "-DLIBDIRS=$LLVM19" -DTOOL=/work/main/.dev/llvm19/bin/llvm-omp-kernel-replay \
+    -DWORK=/tmp/omp-rr-gpu -DKERNELS=3 -P c-tests/omp/record_replay.cmake >"$OUT/omp-record-replay.txt" 2>&1
+  say "OpenMP record + LLVM 19's replay on the GPU: exit $?, $(grep -c 'verified, also' "$OUT/omp-record-replay.txt") kernels verified"
+fi
+rm -rf /tmp/ol-rr-gpu
+(cd build/c-tests && OFFLOAD_RECORD=/tmp/ol-rr-gpu timeout 30 ctest -R '^test_kernel_saxpy_gpu$' >/dev/null 2>&1)
+timeout 60 _install/bin/offload-replay --verify --repeat 5 /tmp/ol-rr-gpu >"$OUT/ol-record-replay.txt" 2>&1
+say "OFFLOAD_RECORD + offload-replay --verify on the GPU: exit $?, $(grep -c ': verified' "$OUT/ol-record-replay.txt") launches verified, $(grep -c 'differs\|error\|cannot' "$OUT/ol-record-replay.txt") not"
 # CUDA source through the kernel-language API (ours only: it is LLVM 22's API).
 if [ -x build/gpu-omp/cuda_via_llvm ]; then
   LD_LIBRARY_PATH=$OURS timeout 20 build/gpu-omp/cuda_via_llvm gpu >/tmp/omp-outputs/cuda_via_llvm.out 2>&1

@@ -47,7 +47,10 @@ copy_with_deps() { # DEST LIBRARY...
 }
 case "${GPU_CHECK_BASELINE:-llvm19}" in
   llvm19) copy_with_deps "$stage/.dev/llvm19/lib" /usr/lib/llvm-19/lib/libomptarget.so.19.1 \
-            /usr/lib/llvm-19/lib/libomp.so.5 ;;
+            /usr/lib/llvm-19/lib/libomp.so.5
+          # LLVM's replay tool (its libraries are libomptarget's).
+          mkdir -p "$stage/.dev/llvm19/bin"
+          cp -aL /usr/lib/llvm-19/bin/llvm-omp-kernel-replay "$stage/.dev/llvm19/bin/" ;;
   llvm22) copy_with_deps "$stage/.dev/llvm22/lib" /usr/lib/llvm-22/lib/libLLVMOffload.so.22.1 ;;
   *) echo "GPU_CHECK_BASELINE is llvm19 or llvm22" >&2; exit 1 ;;
 esac
