@@ -64,7 +64,14 @@ fn a_cuda_launch_replays_at_its_addresses_and_verifies() {
         &mut x,
     ));
     let data: Vec<f32> = (0..N).map(|i| i as f32 + 0.5).collect();
-    ok(olMemcpy(null_mut(), x, gpu, data.as_ptr().cast(), host, N * 4));
+    ok(olMemcpy(
+        null_mut(),
+        x,
+        gpu,
+        data.as_ptr().cast(),
+        host,
+        N * 4,
+    ));
     #[repr(C)]
     struct Args {
         x: *mut c_void,
@@ -88,7 +95,14 @@ fn a_cuda_launch_replays_at_its_addresses_and_verifies() {
     ));
     ok(olSyncQueue(queue));
     let mut back = vec![0f32; N];
-    ok(olMemcpy(null_mut(), back.as_mut_ptr().cast(), host, x, gpu, N * 4));
+    ok(olMemcpy(
+        null_mut(),
+        back.as_mut_ptr().cast(),
+        host,
+        x,
+        gpu,
+        N * 4,
+    ));
     assert_eq!(back, data.iter().map(|v| v * 3.0).collect::<Vec<_>>());
     ok(olDestroyQueue(queue));
     ok(olMemFree(x));
@@ -116,6 +130,9 @@ fn a_cuda_launch_replays_at_its_addresses_and_verifies() {
         .position(|(a, b)| *a != b)
         .unwrap();
     assert!((2048..2052).contains(&first));
-    assert!(text.contains(&format!("differs at byte {first} ")), "{text}");
+    assert!(
+        text.contains(&format!("differs at byte {first} ")),
+        "{text}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

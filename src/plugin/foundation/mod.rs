@@ -13,5 +13,6 @@ pub mod idle_core;
 pub mod page;
 pub mod panic_text;
 pub mod parallel;
+pub mod placed_runs;
 pub mod vendor_library;
 pub mod worker_pool;

@@ -150,7 +150,8 @@ impl plugin::Device for CudaDevice {
         let _current = self.context.make_current()?;
         // Unmapping does not wait for the device: work still using the memory ends first.
         self.driver().context_synchronize()?;
-        self.placements.remove(self.driver(), addr)
+        self.placements
+            .remove(self.driver(), self.context.device(), addr)
     }
 
     fn free(&self, addr: usize, _size: usize, kind: AllocKind) -> Result<()> {

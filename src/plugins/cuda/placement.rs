@@ -5,38 +5,17 @@
 //! taken and the call fails), physical memory is created, mapped over the range and
 //! made readable and writable by the device.
 //!
-//! The driver works in whole granules (2 MiB on NVIDIA GPUs), and a mapping is unmapped
-//! whole: placements are made of runs of granules, each run reserved, created and mapped
-//! at once; a placement that touches a granule an earlier one mapped shares its run
-//! (neighbouring allocations of a recording often share a granule), and a run is
-//! unmapped when no placement uses it.
+//! The granule runs are kept by `plugin::foundation::placed_runs`.
 
 use super::driver::Driver;
 use super::ffi::*;
 use crate::plugin::foundation::error::{Error, Result};
-use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap};
+use crate::plugin::foundation::placed_runs::{PlacedRuns, RunMapper};
 
 /// The placements of one device.
 #[derive(Default)]
 pub struct Placements {
-    state: Mutex<State>,
-}
-
-#[derive(Default)]
-struct State {
-    /// Mapped runs of granules: start -> (length, placements using it).
-    runs: BTreeMap<usize, (usize, usize)>,
-    /// Each placement's address -> the starts of the runs it uses.
-    placed: HashMap<usize, Vec<usize>>,
-}
-
-impl State {
-    /// The run holding byte `at`.
-    fn run_holding(&self, at: usize) -> Option<(usize, usize)> {
-        let (&start, &(len, _)) = self.runs.range(..=at).next_back()?;
-        (at - start < len).then_some((start, len))
-    }
+    runs: PlacedRuns,
 }
 
 /// What placed memory needs of the driver, or why it cannot be had.
@@ -99,26 +78,6 @@ impl<'a> Vmm<'a> {
             prop,
             granule,
         })
-    }
-
-    /// The granules `[at, at + size)` touches.
-    fn span(&self, at: usize, size: usize) -> Result<(usize, usize)> {
-        let start = at & !(self.granule - 1);
-        let end = at
-            .checked_add(size)
-            .and_then(|end| end.checked_next_multiple_of(self.granule))
-            .ok_or_else(|| {
-                Error::invalid_value(format!("{size} bytes at {at:#x} pass the end of memory"))
-            })?;
-        Ok((start, end - start))
-    }
-
-    /// A run: `[start, start + len)` reserved exactly (or refused: the range is taken),
-    /// backed by new device memory, readable and writable by the device.
-    fn map_run(&self, start: usize, len: usize) -> Result<()> {
-        self.reserve(start, len)?;
-        self.back(start, len)
-            .inspect_err(|_| self.free_range(start as CuDevicePtr, len))
     }
 
     /// Reserves exactly `[start, start + len)`, or says that the range is taken.
@@ -185,99 +144,42 @@ impl<'a> Vmm<'a> {
     }
 }
 
+impl RunMapper for Vmm<'_> {
+    fn granule(&self) -> usize {
+        self.granule
+    }
+
+    fn map_run(&self, start: usize, len: usize) -> Result<()> {
+        self.reserve(start, len)?;
+        self.back(start, len)
+            .inspect_err(|_| self.free_range(start as CuDevicePtr, len))
+    }
+
+    fn unmap_run(&self, start: usize, len: usize) -> Result<()> {
+        let f = self.driver.functions();
+        // SAFETY: a run `map_run` mapped, unmapped once.
+        let unmapped = unsafe { (f.mem_unmap.expect("checked"))(start as CuDevicePtr, len) };
+        // SAFETY: the run's reservation, given back once.
+        let freed = unsafe { (f.mem_address_free.expect("checked"))(start as CuDevicePtr, len) };
+        self.driver
+            .check("cuMemUnmap", unmapped)
+            .and_then(|()| self.driver.check("cuMemAddressFree", freed))
+    }
+}
+
 impl Placements {
     /// `size` bytes of device memory at `at` on `device` (its context current).
     pub fn place(&self, driver: &Driver, device: CuDevice, at: usize, size: usize) -> Result<()> {
-        let vmm = Vmm::open(driver, device)?;
-        let (start, len) = vmm.span(at, size)?;
-        let mut state = self.state.lock();
-        if state.placed.contains_key(&at) {
-            return Err(Error::invalid_value(format!(
-                "{at:#x} is already placed memory on this device"
-            )));
-        }
-        let mut used = Vec::new();
-        let mut made = Vec::new();
-        let mut granule = start;
-        let outcome = loop {
-            if granule >= start + len {
-                break Ok(());
-            }
-            if let Some((run, run_len)) = state.run_holding(granule) {
-                used.push(run);
-                granule = run + run_len;
-                continue;
-            }
-            // The granules up to the next run of ours (or the end) form a new run.
-            let next = state
-                .runs
-                .range(granule..)
-                .next()
-                .map_or(start + len, |(&s, _)| s.min(start + len));
-            if let Err(e) = vmm.map_run(granule, next - granule) {
-                break Err(e);
-            }
-            made.push((granule, next - granule));
-            granule = next;
-        };
-        if let Err(e) = outcome {
-            for (run, run_len) in made {
-                vmm.unmap(run as CuDevicePtr, run_len);
-                vmm.free_range(run as CuDevicePtr, run_len);
-            }
-            return Err(e);
-        }
-        for &(run, run_len) in &made {
-            state.runs.insert(run, (run_len, 0));
-            used.push(run);
-        }
-        for run in &used {
-            if let Some((_, users)) = state.runs.get_mut(run) {
-                *users += 1;
-            }
-        }
-        state.placed.insert(at, used);
-        Ok(())
+        self.runs.place(&Vmm::open(driver, device)?, at, size)
     }
 
     /// Whether `at` is a placement's address.
     pub fn holds(&self, at: usize) -> bool {
-        self.state.lock().placed.contains_key(&at)
+        self.runs.holds(at)
     }
 
-    /// Ends the placement at `at`: the runs no other placement uses are unmapped and
-    /// their ranges given back, once the device is done with them (the caller has
-    /// synchronised the context).
-    pub fn remove(&self, driver: &Driver, at: usize) -> Result<()> {
-        let mut state = self.state.lock();
-        let Some(used) = state.placed.remove(&at) else {
-            return Err(Error::invalid_value(format!(
-                "{at:#x} is not memory placed at an address on this device"
-            )));
-        };
-        let f = driver.functions();
-        let mut outcome = Ok(());
-        for run in used {
-            let Some((len, users)) = state.runs.get_mut(&run) else {
-                continue;
-            };
-            *users -= 1;
-            if *users > 0 {
-                continue;
-            }
-            let len = *len;
-            state.runs.remove(&run);
-            // SAFETY: a run `place` mapped, unmapped once.
-            let unmapped = unsafe { (f.mem_unmap.expect("placed, so present"))(run as u64, len) };
-            // SAFETY: the run's reservation, given back once.
-            let freed =
-                unsafe { (f.mem_address_free.expect("placed, so present"))(run as u64, len) };
-            if outcome.is_ok() {
-                outcome = driver
-                    .check("cuMemUnmap", unmapped)
-                    .and_then(|()| driver.check("cuMemAddressFree", freed));
-            }
-        }
-        outcome
+    /// Ends the placement at `at` (the caller has synchronised the context).
+    pub fn remove(&self, driver: &Driver, device: CuDevice, at: usize) -> Result<()> {
+        self.runs.remove(&Vmm::open(driver, device)?, at)
     }
 }
