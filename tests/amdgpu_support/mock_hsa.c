@@ -5,7 +5,12 @@
  * wait for their signals, a dispatch calls the host function its kernel_object points
  * to); async copies run on threads after their dependencies. It checks what the backend
  * gives it (an async copy must not touch pageable memory) and counts what happened,
- * and the calls of each entry point (tests/amdgpu_call_counts.rs). */
+ * and the calls of each entry point (tests/amdgpu_call_counts.rs). ROCm 6.0's virtual
+ * memory management (hsa_amd_vmem_*) is there unless built with -DMOCK_NO_VMEM (a ROCm 5
+ * runtime): reservations take the address as a hint and answer another range when that
+ * one is taken; mapped memory cannot be touched until hsa_amd_vmem_set_access gives the
+ * GPU agent access; a handle released while mapped keeps its memory until the unmap. */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -14,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <time.h>
 
 typedef uint32_t st;
@@ -39,6 +46,7 @@ typedef struct {
 } mq_t;
 
 static _Atomic long long bad_access;
+static _Atomic long long live_reservations, live_vmem_handles, live_mappings;
 static _Atomic long long live_allocs, async_copies, bad_copies, barriers, dispatches, locks, fills,
     queues, signals_created;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -51,7 +59,8 @@ int mock_counter = 7;
 long long mock_get(const char *key) {
 #define K(x) if (!strcmp(key, #x)) return x;
   K(live_allocs) K(async_copies) K(bad_copies) K(barriers) K(dispatches) K(locks) K(fills)
-  K(queues) K(signals_created) K(bad_access)
+  K(queues) K(signals_created) K(bad_access) K(live_reservations) K(live_vmem_handles)
+  K(live_mappings)
   return -1;
 }
 
@@ -106,6 +115,126 @@ static int kind_of(const void *p, size_t n) {
   pthread_mutex_unlock(&table_lock);
   return kind;
 }
+
+#ifndef MOCK_NO_VMEM
+/* ---- ROCm 6.0's virtual memory management --------------------------------------------- */
+#define GRANULE 4096u
+typedef struct { uint32_t permissions; H agent; } access_desc;
+struct vrange { uintptr_t base; size_t size; };
+struct vhandle { int fd; size_t size; unsigned magic; };
+static struct vrange reservations[64], mappings[64];
+static pthread_mutex_t vmem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct vrange *find_range(struct vrange *set, uintptr_t p, size_t n, int exact) {
+  for (int i = 0; i < 64; i++) {
+    struct vrange *r = &set[i];
+    if (!r->size) continue;
+    if (exact ? (r->base == p && r->size == n) : (p >= r->base && p + n <= r->base + r->size)) return r;
+  }
+  return NULL;
+}
+static int overlaps_mapping(uintptr_t p, size_t n) {
+  for (int i = 0; i < 64; i++)
+    if (mappings[i].size && mappings[i].base < p + n && p < mappings[i].base + mappings[i].size) return 1;
+  return 0;
+}
+static struct vrange *free_slot(struct vrange *set) {
+  for (int i = 0; i < 64; i++)
+    if (!set[i].size) return &set[i];
+  return NULL;
+}
+/* `address` is a hint: a range in use gets another, as ROCr does. */
+st hsa_amd_vmem_address_reserve(void **va, size_t size, uint64_t address, uint64_t flags) { COUNTED
+  if (!va || !size || size % GRANULE || flags || address % GRANULE) return 0x1001;
+  int nr = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+  void *got = MAP_FAILED;
+  if (address) got = mmap((void *)(uintptr_t)address, size, PROT_NONE, nr | MAP_FIXED_NOREPLACE, -1, 0);
+  if (got == MAP_FAILED) got = mmap(NULL, size, PROT_NONE, nr, -1, 0);
+  if (got == MAP_FAILED) return 0x1008;
+  pthread_mutex_lock(&vmem_lock);
+  struct vrange *r = free_slot(reservations);
+  if (r) { *r = (struct vrange){(uintptr_t)got, size}; live_reservations++; }
+  pthread_mutex_unlock(&vmem_lock);
+  if (!r) { munmap(got, size); return 0x1008; }
+  *va = got;
+  return 0;
+}
+st hsa_amd_vmem_address_free(void *va, size_t size) { COUNTED
+  pthread_mutex_lock(&vmem_lock);
+  struct vrange *r = find_range(reservations, (uintptr_t)va, size, 1);
+  if (!r || overlaps_mapping((uintptr_t)va, size)) { pthread_mutex_unlock(&vmem_lock); return 0x1001; }
+  munmap(va, size);
+  r->size = 0;
+  live_reservations--;
+  pthread_mutex_unlock(&vmem_lock);
+  return 0;
+}
+/* Device memory comes from the GPU's own pool (10), where runtime allocation is allowed. */
+st hsa_amd_vmem_handle_create(H pool, size_t size, uint32_t type, uint64_t flags, H *handle) { COUNTED
+  if (pool.handle != 10 || !size || size % GRANULE || type > 1 || flags || !handle) return 0x1001;
+  int fd = memfd_create("hsa_amd_vmem", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, (off_t)size)) { if (fd >= 0) close(fd); return 0x1008; }
+  struct vhandle *m = malloc(sizeof *m);
+  *m = (struct vhandle){fd, size, 0xA3D};
+  live_vmem_handles++;
+  handle->handle = (uint64_t)(uintptr_t)m;
+  return 0;
+}
+st hsa_amd_vmem_handle_release(H handle) { COUNTED
+  struct vhandle *m = (struct vhandle *)(uintptr_t)handle.handle;
+  if (!m || m->magic != 0xA3D) return 0x1001;
+  m->magic = 0;
+  close(m->fd);
+  free(m);
+  live_vmem_handles--;
+  return 0;
+}
+/* Mapped memory is not accessible until hsa_amd_vmem_set_access. */
+st hsa_amd_vmem_map(void *va, size_t size, size_t offset, H handle, uint64_t flags) { COUNTED
+  struct vhandle *m = (struct vhandle *)(uintptr_t)handle.handle;
+  if (!m || m->magic != 0xA3D) return 0x1001;
+  if (!size || size % GRANULE || (uintptr_t)va % GRANULE || offset || flags || size > m->size) return 0x1001;
+  pthread_mutex_lock(&vmem_lock);
+  struct vrange *slot = free_slot(mappings);
+  if (!find_range(reservations, (uintptr_t)va, size, 0) || overlaps_mapping((uintptr_t)va, size) || !slot ||
+      mmap(va, size, PROT_NONE, MAP_SHARED | MAP_FIXED, m->fd, 0) == MAP_FAILED) {
+    pthread_mutex_unlock(&vmem_lock);
+    return 0x1001;
+  }
+  *slot = (struct vrange){(uintptr_t)va, size};
+  live_mappings++;
+  pthread_mutex_unlock(&vmem_lock);
+  return 0;
+}
+st hsa_amd_vmem_unmap(void *va, size_t size) { COUNTED
+  pthread_mutex_lock(&vmem_lock);
+  struct vrange *r = find_range(mappings, (uintptr_t)va, size, 1);
+  if (!r) { pthread_mutex_unlock(&vmem_lock); return 0x1001; }
+  mmap(va, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  r->size = 0;
+  live_mappings--;
+  pthread_mutex_unlock(&vmem_lock);
+  forget(va, 0);
+  return 0;
+}
+/* The GPU (agent 2) must be given access; the memory then counts as pool memory. */
+st hsa_amd_vmem_set_access(void *va, size_t size, const access_desc *desc, size_t n) { COUNTED
+  if (!desc || !n) return 0x1001;
+  int gpu_rw = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (desc[i].permissions > 3 || (desc[i].agent.handle != 1 && desc[i].agent.handle != 2)) return 0x1001;
+    if (desc[i].agent.handle == 2 && desc[i].permissions == 3) gpu_rw = 1;
+  }
+  pthread_mutex_lock(&vmem_lock);
+  struct vrange *r = find_range(mappings, (uintptr_t)va, size, 1);
+  pthread_mutex_unlock(&vmem_lock);
+  if (!r) return 0x1001;
+  if (!gpu_rw) return 0;
+  if (mprotect(va, size, PROT_READ | PROT_WRITE)) return 0x1001;
+  remember(va, size, 0);
+  return 0;
+}
+#endif
 
 st hsa_init(void) { COUNTED return 0; }
 st hsa_status_string(st s, const char **t) { COUNTED
@@ -162,6 +291,7 @@ st hsa_amd_memory_pool_get_info(H p, uint32_t attr, void *v) { COUNTED
   case 1: *(uint32_t *)v = p.handle == 10 ? 4 : p.handle == 20 ? 3 : p.handle == 21 ? 2 : 0; return 0;
   case 2: case 16: *(size_t *)v = p.handle == 11 ? 65536 : p.handle == 10 ? (16ull << 30) : (64ull << 30); return 0;
   case 5: *(bool *)v = p.handle != 11; return 0;
+  case 6: *(size_t *)v = 4096; return 0; /* RUNTIME_ALLOC_GRANULE */
   }
   return 0x1001;
 }

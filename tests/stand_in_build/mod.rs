@@ -1,5 +1,6 @@
 //! Builds a test's stand-in vendor library (a C file under `tests/`) into a temporary
-//! folder, so the backend opens it as it would the vendor's.
+//! folder, so the backend opens it as it would the vendor's. Each test binary uses part.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -9,6 +10,16 @@ use std::process::Command;
 /// gives each its own file, so its own loaded copy with its own state (tests run in
 /// parallel threads of one process).
 pub fn build_stand_in(source: &str, library: &str, tag: &str) -> Option<PathBuf> {
+    build_stand_in_with(source, library, tag, &[])
+}
+
+/// `build_stand_in` with `defines` (`-D` options: a variant of the stand-in).
+pub fn build_stand_in_with(
+    source: &str,
+    library: &str,
+    tag: &str,
+    defines: &[&str],
+) -> Option<PathBuf> {
     // The crate's own tests/, or the workspace's (a member crate's tests build it too).
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let root = manifest
@@ -32,6 +43,7 @@ pub fn build_stand_in(source: &str, library: &str, tag: &str) -> Option<PathBuf>
             "-o",
         ])
         .arg(&built)
+        .args(defines.iter().map(|d| format!("-D{d}")))
         .arg(format!("{root}/tests/{source}"))
         .output()
         .ok()?;

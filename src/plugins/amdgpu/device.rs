@@ -9,6 +9,7 @@ use super::facts::DeviceFacts;
 use super::fault::{watch_device, ErrorSlot};
 use super::ffi::Agent;
 use super::hsa::Hsa;
+use super::placement::Placements;
 use super::program::AmdgpuProgram;
 use super::queue::{queue_count, ring_size, AqlQueue, DEFAULT_QUEUES, DEFAULT_QUEUE_SIZE};
 use super::signal::SignalPool;
@@ -74,6 +75,8 @@ impl DeviceShared {
 
 pub struct AmdgpuDevice {
     shared: Arc<DeviceShared>,
+    /// Memory placed at an address (`allocate_at`).
+    placements: Placements,
 }
 
 impl AmdgpuDevice {
@@ -120,6 +123,7 @@ impl AmdgpuDevice {
         };
         Ok(AmdgpuDevice {
             shared: Arc::new(shared),
+            placements: Placements::default(),
         })
     }
 
@@ -190,6 +194,32 @@ impl plugin::Device for AmdgpuDevice {
             return Err(e.context(what()));
         }
         Ok(addr)
+    }
+
+    fn allocate_at(&self, at: usize, size: usize, kind: AllocKind) -> Result<usize> {
+        if kind != AllocKind::Device {
+            return Err(Error::unsupported(format!(
+                "only device memory can be placed at an address on {}, not {} memory",
+                self.shared.label(),
+                kind_name(kind)
+            )));
+        }
+        self.placements
+            .place(&self.shared, at, size)
+            .map(|()| at)
+            .map_err(|e| {
+                e.context(format!(
+                    "placing {size} bytes at {at:#x} on {}",
+                    self.shared.label()
+                ))
+            })
+    }
+
+    fn free_placed(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
+        if !self.placements.holds(addr) {
+            return self.free(addr, size, kind);
+        }
+        self.placements.remove(&self.shared, addr)
     }
 
     fn free(&self, addr: usize, _size: usize, _kind: AllocKind) -> Result<()> {

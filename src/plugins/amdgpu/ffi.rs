@@ -30,8 +30,24 @@ handle!(
     Executable,
     ExecutableSymbol,
     CodeObjectReader,
-    LoadedCodeObject
+    LoadedCodeObject,
+    VmemHandle
 );
+
+/// `hsa_amd_memory_type_t`'s MEMORY_TYPE_NONE: memory of the pool as it is (device
+/// memory from a GPU's pool). ROCm 6.0's virtual memory management, like the two items
+/// below: not in the ROCm 5 headers `tests/amdgpu_hsa_layout.rs` checks against.
+pub const VMEM_MEMORY_TYPE_NONE: u32 = 0;
+/// `hsa_access_permission_t`'s HSA_ACCESS_PERMISSION_RW.
+pub const ACCESS_PERMISSION_RW: u32 = 3;
+
+/// `hsa_amd_memory_access_desc_t`: who may reach a mapped range, and how.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryAccessDesc {
+    pub permissions: u32,
+    pub agent: Agent,
+}
 
 /// `hsa_signal_value_t` on 64-bit hosts.
 pub type SignalValue = i64;

@@ -23,13 +23,19 @@ pub const LIBRARY: LibraryName = LibraryName {
 /// What a library that lacks an entry point is.
 const NOT_THE_RUNTIME: &str = "an HSA runtime older than 1.1, or not ROCm's";
 
-/// Declares the table: each field, its symbol and its C signature from `hsa.h`.
+/// Declares the table: each field, its symbol and its C signature from `hsa.h`; the
+/// `optional` ones are newer than the oldest runtime this backend runs on.
 macro_rules! hsa_functions {
-    ($($field:ident = $sym:literal fn($($arg:ty),* $(,)?) -> $ret:ty;)*) => {
-        /// The runtime's entry points, resolved once.
+    (
+        required { $($field:ident = $sym:literal fn($($arg:ty),* $(,)?) -> $ret:ty;)* }
+        optional { $($ofield:ident = $osym:literal fn($($oarg:ty),* $(,)?) -> $oret:ty;)* }
+    ) => {
+        /// The runtime's entry points, resolved once (`None`: an optional one the
+        /// runtime lacks).
         #[allow(clippy::type_complexity)]
         pub struct Functions {
             $(pub $field: unsafe extern "C" fn($($arg),*) -> $ret,)*
+            $(pub $ofield: Option<unsafe extern "C" fn($($oarg),*) -> $oret>,)*
         }
 
         impl Functions {
@@ -48,6 +54,10 @@ macro_rules! hsa_functions {
                             )
                         }?
                     },)*
+                    $($ofield: {
+                        // SAFETY: as above.
+                        unsafe { library.find(&[$osym]) }
+                    },)*
                 })
             }
         }
@@ -55,6 +65,7 @@ macro_rules! hsa_functions {
 }
 
 hsa_functions! {
+    required {
     init = "hsa_init" fn() -> HsaStatus;
     status_string = "hsa_status_string" fn(HsaStatus, *mut *const c_char) -> HsaStatus;
     system_get_info = "hsa_system_get_info" fn(u32, *mut c_void) -> HsaStatus;
@@ -128,6 +139,21 @@ hsa_functions! {
         fn(Executable, *const c_char, *const Agent, *mut ExecutableSymbol) -> HsaStatus;
     executable_symbol_get_info = "hsa_executable_symbol_get_info"
         fn(ExecutableSymbol, u32, *mut c_void) -> HsaStatus;
+    }
+    optional {
+        // ROCm 6.0: virtual memory management, memory at an address (olMemAllocAt).
+        vmem_address_reserve = "hsa_amd_vmem_address_reserve"
+            fn(*mut *mut c_void, usize, u64, u64) -> HsaStatus;
+        vmem_address_free = "hsa_amd_vmem_address_free" fn(*mut c_void, usize) -> HsaStatus;
+        vmem_handle_create = "hsa_amd_vmem_handle_create"
+            fn(MemoryPool, usize, u32, u64, *mut VmemHandle) -> HsaStatus;
+        vmem_handle_release = "hsa_amd_vmem_handle_release" fn(VmemHandle) -> HsaStatus;
+        vmem_map = "hsa_amd_vmem_map"
+            fn(*mut c_void, usize, usize, VmemHandle, u64) -> HsaStatus;
+        vmem_unmap = "hsa_amd_vmem_unmap" fn(*mut c_void, usize) -> HsaStatus;
+        vmem_set_access = "hsa_amd_vmem_set_access"
+            fn(*mut c_void, usize, *const MemoryAccessDesc, usize) -> HsaStatus;
+    }
 }
 
 /// The opened, initialised runtime. Everything made from it holds it in an `Arc`.

@@ -4,7 +4,8 @@
 //! - `hsa` opens the library and resolves the entry points; `calls` wraps them safely;
 //!   `ffi` holds the C types and constants (checked against the headers by a test).
 //! - `agents` finds the GPU and CPU agents and sorts their memory pools; `facts` reads
-//!   a GPU's info and answers `olGetDeviceInfo`; `device` is the `plugin::Device`.
+//!   a GPU's info and answers `olGetDeviceInfo`; `device` is the `plugin::Device`;
+//!   `placement` puts device memory at an address (ROCm 6's virtual memory management).
 //! - `program` and `kernel`: code objects in HSA executables, kernels by symbol.
 //! - `queue` (AQL rings), `packet` (packet encoding), `kernarg` (argument segments),
 //!   `signal` (pooled signals), `buffers` (kernarg, staging, locked memory),
@@ -27,6 +28,7 @@ pub mod hsa;
 pub mod kernarg;
 pub mod kernel;
 pub mod packet;
+mod placement;
 pub mod program;
 pub mod queue;
 pub mod recycler;
