@@ -68,9 +68,11 @@ fn mem_alloc(
 
 /// Extension: `olMemAlloc` at exactly `Address` (a recorded launch's memory, replayed
 /// where it was recorded), freed by `olMemFree`. `OL_ERRC_INVALID_VALUE` when the range is
-/// taken (by an allocation, or otherwise in this process or on a remote server);
-/// `OL_ERRC_UNSUPPORTED` where the backend cannot place memory (GPUs, for now; the host
-/// device's memory is the process's own, which a caller maps itself).
+/// taken (by an allocation, otherwise in this process, on a remote server or in a GPU's
+/// address space); `OL_ERRC_UNSUPPORTED` where the backend cannot place memory (a GPU
+/// without virtual memory management, memory other than device memory on a GPU; the
+/// host device's memory is the process's own, which a caller maps itself). A GPU maps
+/// the whole granules the range touches (2 MiB on NVIDIA GPUs).
 #[no_mangle]
 pub extern "C" fn olMemAllocAt(
     Device: ol_device_handle_t,
