@@ -172,6 +172,15 @@ fn device_memory_is_placed_through_virtual_memory_management() {
         "the other range given back"
     );
 
+    // More than the device has: the driver's refusal, the reservation given back.
+    let huge = free_range(64 << 30);
+    let d = fails(
+        alloc_at(gpu, OL_ALLOC_TYPE_DEVICE, 48 << 30, huge),
+        OL_ERRC_OUT_OF_RESOURCES,
+    );
+    assert!(d.contains("cuMemCreate"), "{d}");
+    assert_eq!(mock.get("live_reservations"), 0);
+
     // Only device memory is placed.
     let d = fails(
         alloc_at(gpu, OL_ALLOC_TYPE_HOST, 4096, base),
