@@ -243,6 +243,20 @@ fn queues_and_events_through_the_c_api() {
         OL_ERRC_INVALID_NULL_POINTER,
     );
 
+    // A zero-byte copy or fill on a queue touches nothing: freeing its memory before the
+    // queue gets there is no error at the sync (found by the API fuzzer on a remote device,
+    // where the copy was queued and failed as a use after free).
+    let mut m: *mut c_void = null_mut();
+    ok(olMemAlloc(device, OL_ALLOC_TYPE_DEVICE, 64, &mut m));
+    static SLOW_DONE: AtomicUsize = AtomicUsize::new(0);
+    let done = &SLOW_DONE as *const AtomicUsize as *mut c_void;
+    ok(olLaunchHostFunction(q, Some(slow), done));
+    ok(olMemcpy(q, m, device, m, device, 0));
+    let byte = 7u8;
+    ok(olMemFill(q, m, 1, (&byte as *const u8).cast(), 0));
+    ok(olMemFree(m));
+    ok(olSyncQueue(q));
+
     ok(olDestroyQueue(q));
     ok(olDestroyQueue(q2));
     ok(olShutDown());

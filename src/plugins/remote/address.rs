@@ -184,10 +184,11 @@ fn unmap(at: usize, len: usize) {
     unsafe { libc::munmap(at as *mut c_void, len) };
 }
 
-/// `size` rounded up to whole pages (at least one).
+/// `size` rounded up to whole pages (at least one); a size no address space holds stays
+/// one (`usize::MAX`), which every reservation then refuses.
 pub fn rounded(size: usize) -> usize {
     let page = page_size();
-    size.max(1).div_ceil(page) * page
+    size.max(1).div_ceil(page).saturating_mul(page)
 }
 
 /// Reserves `size` bytes (rounded to pages) of this process's address space; `None`
@@ -342,6 +343,9 @@ mod tests {
         assert_eq!(a % page_size(), 0);
         assert_eq!(rounded(1), page_size());
         assert_eq!(rounded(page_size() + 1), 2 * page_size());
+        // Found by the API fuzzer: a size near usize::MAX overflowed the rounding.
+        assert_eq!(rounded(usize::MAX - 7), usize::MAX);
+        assert_eq!(reserve(usize::MAX - 7), None);
         release(a, 100);
         release(b, 100);
     }
