@@ -38,6 +38,9 @@ rm -rf "$BUILD/c-tests"
 build_against_install "$ROOT/c-tests" "$BUILD/c-tests"
 ctest --test-dir "$BUILD/c-tests" --output-on-failure -j "$JOBS" | tee -a "$results"
 
+# The same C tests (and the examples) with AddressSanitizer, LeakSanitizer and UBSan.
+bash "$ROOT/scripts/test-sanitized.sh" | tee -a "$results"
+
 log "request fuzzing of the device server (offload-mpi-fuzz, 200,000 executions)"
 # Random, mutated and well-formed requests with right, empty, oversized and missing
 # data: the server must answer each and go on, never crash or hang.

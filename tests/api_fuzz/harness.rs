@@ -1299,8 +1299,8 @@ impl Run<'_> {
     }
 
     /// A second thread works on objects of its own while this one goes on: a queue,
-    /// memory filled and copied back, checked, freed; and the handles it destroyed are
-    /// then refused.
+    /// memory filled and copied back, checked, freed; and the queue it destroyed is then
+    /// refused.
     fn second_thread(&mut self) {
         let size = 1 + self.r.u16() as usize % 8192;
         let byte = self.r.byte();
@@ -1345,10 +1345,13 @@ impl Run<'_> {
                     OL_ERRC_INVALID_QUEUE,
                     "api fuzz finding: second thread: a destroyed queue was accepted"
                 );
+                // (Freeing `p` again could free the other thread's new allocation there:
+                // the pool hands addresses out again. One past it is never a start.)
+                let inside = (p as usize + 1) as *mut c_void;
                 assert_eq!(
-                    code_of(olMemFree(p)),
+                    code_of(olMemFree(inside)),
                     OL_ERRC_INVALID_ARGUMENT,
-                    "api fuzz finding: second thread: a double free was accepted"
+                    "api fuzz finding: second thread: an interior pointer was freed"
                 );
             }
         });
