@@ -40,6 +40,9 @@ else
   [ "$moment" = exit ] && echo "MATRIX $fault exit $took"
 fi
 
+# A network fault across test hosts: the link comes back (multihost/across_hosts.sh).
+[ -n "${OFFLOAD_TEST_NET_RESTORE:-}" ] && sh -c "$OFFLOAD_TEST_NET_RESTORE" 2>/dev/null
+
 # This job's servers: resume the stopped one, give them a grace to end, then make sure.
 servers() {
   for pid in $(pgrep -x offload-mpi-dev); do

@@ -417,8 +417,12 @@ impl Server {
                 }
                 let own = self.own_memory(device)?;
                 let placed = at != 0 && own;
-                // The application's own shared memory, where this server is on its node.
-                let attached = (placed && !shared.is_empty())
+                // The application's own shared memory, where this server is on its node
+                // (its host name said so in Hello: a server on another host that happens
+                // to see the same /dev/shm, as test hosts made of network namespaces do,
+                // must not share memory a real cluster could not).
+                let same_node = self.app_process.lock().is_some();
+                let attached = (placed && same_node && !shared.is_empty())
                     .then(|| memory::attach(&shared, at as usize, size as usize).ok())
                     .flatten();
                 let (address, reply) = match attached {
