@@ -1,7 +1,8 @@
 /* The baseline of the remote-device benchmarks: plain MPI between the same two ranks
- * (run as `mpirun -np 2 bench_mpi_pingpong`): how fast bytes go to the other rank and
- * back (one direction each: the other rank answers with a 1-byte message), and the round
- * trip of a 1-byte message. "RESULT <name> <value>" lines, medians of 31 samples. */
+ * (run as `mpirun -np 2 bench_mpi_pingpong`): how fast bytes go to the other rank (which
+ * answers with a 1-byte message, as a device's write is answered) and come from it
+ * (asked for with a 1-byte message, as a device's read is), timed on rank 1, the
+ * application's place; and the round trip of a 1-byte message. "RESULT <name> <value>" lines, medians of 31 samples. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +28,20 @@ int main(int argc, char **argv) {
   memset(buf, 1, (size_t)1 << 30);
   double samples[BENCH_SAMPLES];
   for (int s = 0; s < 4; s++) {
-    /* Rank 1 (the application's place) sends; rank 0 acknowledges. */
+    /* To the remote rank (answered), then from it (asked for). */
     for (int dir = 0; dir < 2; dir++) {
       int sender = dir == 0 ? 1 : 0;
       for (int i = 0; i < counts[s]; i++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = now_ns();
-        if (rank == sender) {
+        if (dir == 1 && rank == 1) {
+          /* A read, as the application makes it of a device: ask, then receive. */
+          MPI_Send(&ack, 1, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+          MPI_Recv(buf, (int)sizes[s], MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (dir == 1) {
+          MPI_Recv(&ack, 1, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          MPI_Send(buf, (int)sizes[s], MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        } else if (rank == sender) {
           MPI_Send(buf, (int)sizes[s], MPI_BYTE, 1 - rank, 0, MPI_COMM_WORLD);
           MPI_Recv(&ack, 1, MPI_BYTE, 1 - rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {

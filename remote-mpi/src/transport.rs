@@ -405,10 +405,12 @@ impl Transport {
     }
 
     /// Receives a transfer of `buffer.len()` bytes from `source`, cut in fragments of
-    /// `fragment` bytes (the last may be shorter), with every fragment's receive posted
-    /// at once: MPI moves them back to back into place. A shorter fragment (an empty
-    /// one: the sender gave up) ends the transfer with `GaveUp`; what was not received
-    /// is cancelled.
+    /// `fragment` bytes (the last may be shorter), `IN_FLIGHT` fragments' receives posted
+    /// at a time: MPI moves them back to back into place, and each batch's completions
+    /// are the transfer's progress (the liveness rule sees them; with every fragment
+    /// posted at once, a slow link finishes them all together at the end, and a long
+    /// transfer looked stalled). A shorter fragment (an empty one: the sender gave up)
+    /// ends the transfer with `GaveUp`; what was not received is cancelled.
     pub fn receive_fragments(
         &self,
         source: i32,
@@ -419,29 +421,38 @@ impl Transport {
         self.check_rank(source)?;
         let comm = self.comm(tag);
         let step = fragment.clamp(1, i32::MAX as usize);
-        let mut requests = Vec::with_capacity(buffer.len().div_ceil(step).max(1));
-        let posted = if buffer.is_empty() {
+        if buffer.is_empty() {
             // SAFETY: an empty buffer; nothing is written.
-            unsafe { Pending::receive(comm, source, tag, buffer) }.map(|r| requests.push(r))
-        } else {
-            buffer.chunks_mut(step).try_for_each(|piece| {
+            let request =
+                unsafe { Pending::receive(comm, source, tag, buffer) }.map_err(Failure::failed)?;
+            return self
+                .wait_all(source, &mut vec![request], "receiving data", self.timeout)
+                .and_then(|lengths| match lengths[0] {
+                    0 => Ok(()),
+                    got => Err(fragment_mismatch(0, got, 0)),
+                });
+        }
+        let mut index = 0;
+        for batch in buffer.chunks_mut(step * IN_FLIGHT) {
+            let mut requests = Vec::with_capacity(IN_FLIGHT);
+            let posted = batch.chunks_mut(step).try_for_each(|piece| {
                 // SAFETY: each piece is a distinct part of the caller's buffer, which
                 // outlives the requests (completed or abandoned before returning).
                 unsafe { Pending::receive(comm, source, tag, piece) }.map(|r| requests.push(r))
-            })
-        };
-        if let Err(e) = posted {
-            let in_use = abandon(requests);
-            return Err(Failure {
-                buffer_in_use: in_use,
-                ..Failure::failed(e)
             });
-        }
-        let lengths = self.wait_all(source, &mut requests, "receiving data", self.timeout)?;
-        let expected = buffer.chunks(step).map(<[u8]>::len);
-        for (index, (got, want)) in lengths.iter().zip(expected).enumerate() {
-            if *got != want {
-                return Err(fragment_mismatch(index, *got, want));
+            if let Err(e) = posted {
+                let in_use = abandon(requests);
+                return Err(Failure {
+                    buffer_in_use: in_use,
+                    ..Failure::failed(e)
+                });
+            }
+            let lengths = self.wait_all(source, &mut requests, "receiving data", self.timeout)?;
+            for (got, want) in lengths.iter().zip(batch.chunks(step).map(<[u8]>::len)) {
+                if *got != want {
+                    return Err(fragment_mismatch(index, *got, want));
+                }
+                index += 1;
             }
         }
         Ok(())
@@ -485,25 +496,26 @@ impl Transport {
                 .wait_all(dest, &mut vec![request], "sending data", limit)
                 .map(|_| ());
         }
-        let mut requests = Vec::with_capacity(data.len().div_ceil(step));
-        // An empty message is one piece too.
-        let pieces = data.chunks(step).chain(data.is_empty().then_some(data));
-        for piece in pieces {
-            // SAFETY: the caller's data outlives the requests (completed, or abandoned
-            // and reported as possibly still read).
-            match unsafe { Pending::send(comm, dest, tag, piece) } {
-                Ok(r) => requests.push(r),
-                Err(e) => {
-                    abandon(requests);
-                    return Err(Failure {
-                        buffer_in_use: true,
-                        ..Failure::failed(e)
-                    });
+        // `IN_FLIGHT` fragments at a time (see `receive_fragments`).
+        for batch in data.chunks(step * IN_FLIGHT) {
+            let mut requests = Vec::with_capacity(IN_FLIGHT);
+            for piece in batch.chunks(step) {
+                // SAFETY: the caller's data outlives the requests (completed, or
+                // abandoned and reported as possibly still read).
+                match unsafe { Pending::send(comm, dest, tag, piece) } {
+                    Ok(r) => requests.push(r),
+                    Err(e) => {
+                        abandon(requests);
+                        return Err(Failure {
+                            buffer_in_use: true,
+                            ..Failure::failed(e)
+                        });
+                    }
                 }
             }
+            self.wait_all(dest, &mut requests, "sending data", limit)?;
         }
-        self.wait_all(dest, &mut requests, "sending data", limit)
-            .map(|_| ())
+        Ok(())
     }
 
     /// Waits until every request completed, under the liveness rule: it fails once
@@ -682,6 +694,10 @@ fn fragment_mismatch(index: usize, got: usize, want: usize) -> Failure {
 }
 
 /// Abandons every request still open: whether MPI may still touch a buffer.
+/// Fragments of one transfer in flight at a time: enough to keep a link busy (the next
+/// batch is posted as soon as one ends), few enough that each completes on its own.
+const IN_FLIGHT: usize = 2;
+
 fn abandon(requests: Vec<Pending>) -> bool {
     requests
         .into_iter()
