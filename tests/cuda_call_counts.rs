@@ -10,7 +10,7 @@ mod cuda_support;
 mod stand_in_calls;
 
 use common::*;
-use cuda_support::{build_mock_driver, Mock};
+use cuda_support::driver_for_this_process;
 use offload::capi::*;
 use stand_in_calls::{call_list, reset_calls, rows, Table, Tally};
 use std::ffi::c_void;
@@ -206,17 +206,9 @@ fn cuda_counted_rounds(gpu: &Gpu, operation: &str, buffers: (*mut c_void, *mut c
 
 #[test]
 fn hot_operations_make_no_more_driver_calls_than_the_table() {
-    let Some(path) = build_mock_driver("counts") else {
+    let Some((_, mock)) = driver_for_this_process("counts") else {
         eprintln!("skipped: no C compiler to build the stand-in driver");
         return;
-    };
-    // Set before any thread of this binary reads the environment.
-    std::env::set_var("OFFLOAD_CUDA_LIBRARY", &path);
-    std::env::set_var("OFFLOAD_PLATFORMS", "cuda,host");
-    // SAFETY: the stand-in has no initialisers; the library opens the same file, so this
-    // is the same loaded copy with the same counters.
-    let mock = Mock {
-        library: unsafe { libloading::Library::new(&path) }.unwrap(),
     };
     ok(olInit());
     let device = first_of(OL_DEVICE_TYPE_GPU);

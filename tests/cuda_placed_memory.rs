@@ -10,7 +10,7 @@ mod cuda_support;
 mod stand_in_calls;
 
 use common::*;
-use cuda_support::{build_mock_driver, Mock};
+use cuda_support::driver_for_this_process;
 use offload::capi::*;
 use stand_in_calls::{call_list, reset_calls};
 use std::ffi::c_void;
@@ -49,16 +49,9 @@ fn alloc_at(device: ol_device_handle_t, kind: u32, size: usize, at: usize) -> ol
 
 #[test]
 fn device_memory_is_placed_through_virtual_memory_management() {
-    let Some(path) = build_mock_driver("placed") else {
+    let Some((_, mock)) = driver_for_this_process("placed") else {
         eprintln!("skipped: no C compiler to build the stand-in driver");
         return;
-    };
-    std::env::set_var("OFFLOAD_CUDA_LIBRARY", &path);
-    std::env::set_var("OFFLOAD_PLATFORMS", "cuda,host");
-    // SAFETY: the stand-in has no initialisers; the library opens the same file, so this
-    // is the same loaded copy with the same counters.
-    let mock = Mock {
-        library: unsafe { libloading::Library::new(&path) }.unwrap(),
     };
     ok(olInit());
     let gpu = first_of(OL_DEVICE_TYPE_GPU);

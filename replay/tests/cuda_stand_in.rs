@@ -9,7 +9,7 @@ mod common;
 mod cuda_support;
 
 use common::*;
-use cuda_support::build_mock_driver;
+use cuda_support::driver_for_this_process;
 use offload::capi::*;
 use std::ffi::c_void;
 use std::process::Command;
@@ -39,16 +39,13 @@ fn replay(driver: &std::path::Path, args: &[&str]) -> (bool, String) {
 
 #[test]
 fn a_cuda_launch_replays_at_its_addresses_and_verifies() {
-    let Some(driver) = build_mock_driver("replay") else {
+    let Some((driver, _)) = driver_for_this_process("replay") else {
         eprintln!("skipped: no C compiler to build the stand-in driver");
         return;
     };
     let dir = std::env::temp_dir().join(format!("offload-replay-cuda-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    // Set before olInit reads them.
-    std::env::set_var("OFFLOAD_CUDA_LIBRARY", &driver);
-    std::env::set_var("OFFLOAD_PLATFORMS", "cuda,host");
     std::env::set_var("OFFLOAD_RECORD", &dir);
 
     ok(olInit());

@@ -721,11 +721,7 @@ impl Run<'_> {
                     return;
                 }
                 let (queue, _, qarg) = self.queue_arg(true);
-                let expect = match qarg {
-                    QueueArg::Live => Expect::Ok,
-                    QueueArg::Null => Expect::Code(OL_ERRC_INVALID_NULL_HANDLE),
-                    QueueArg::Stale => Expect::Code(OL_ERRC_INVALID_QUEUE),
-                };
+                let expect = qarg.expect();
                 let mut e: ol_event_handle_t = null_mut();
                 if self.call(format!("olCreateEvent({qarg:?})"), expect, || {
                     olCreateEvent(queue, &mut e)
@@ -779,11 +775,7 @@ impl Run<'_> {
                 }
                 let k = self.r.pick(self.m.events.len());
                 let (h, live) = (self.m.events[k].handle, self.m.events[k].live);
-                let expect = if live {
-                    Expect::Ok
-                } else {
-                    Expect::Code(OL_ERRC_INVALID_EVENT)
-                };
+                let expect = live_or(live, OL_ERRC_INVALID_EVENT);
                 self.call(format!("olSyncEvent(e{k})"), expect, || olSyncEvent(h));
             }
             _ => {
@@ -792,11 +784,7 @@ impl Run<'_> {
                 }
                 let k = self.r.pick(self.m.events.len());
                 let (h, live) = (self.m.events[k].handle, self.m.events[k].live);
-                let expect = if live {
-                    Expect::Ok
-                } else {
-                    Expect::Code(OL_ERRC_INVALID_EVENT)
-                };
+                let expect = live_or(live, OL_ERRC_INVALID_EVENT);
                 self.call(format!("olDestroyEvent(e{k})"), expect, || {
                     olDestroyEvent(h)
                 });
@@ -807,11 +795,7 @@ impl Run<'_> {
 
     fn sync(&mut self) {
         let (queue, qi, qarg) = self.queue_arg(true);
-        let expect = match qarg {
-            QueueArg::Live => Expect::Ok,
-            QueueArg::Null => Expect::Code(OL_ERRC_INVALID_NULL_HANDLE),
-            QueueArg::Stale => Expect::Code(OL_ERRC_INVALID_QUEUE),
-        };
+        let expect = qarg.expect();
         if self.call(format!("olSyncQueue({qarg:?})"), expect, || {
             olSyncQueue(queue)
         }) == OK
@@ -969,11 +953,7 @@ impl Run<'_> {
 
     fn host_function(&mut self) {
         let (queue, qi, qarg) = self.queue_arg(true);
-        let expect = match qarg {
-            QueueArg::Live => Expect::Ok,
-            QueueArg::Null => Expect::Code(OL_ERRC_INVALID_NULL_HANDLE),
-            QueueArg::Stale => Expect::Code(OL_ERRC_INVALID_QUEUE),
-        };
+        let expect = qarg.expect();
         let counter = host_calls() as *const AtomicU64 as *mut c_void;
         let no_callback = self.r.pick(8) == 0;
         let expect = if no_callback && qarg == QueueArg::Live {
@@ -1222,11 +1202,7 @@ impl Run<'_> {
                 }
                 let i = self.r.pick(self.m.programs.len());
                 let (h, live) = (self.m.programs[i].handle, self.m.programs[i].live);
-                let expect = if live {
-                    Expect::Ok
-                } else {
-                    Expect::Code(OL_ERRC_INVALID_ARGUMENT)
-                };
+                let expect = live_or(live, OL_ERRC_INVALID_ARGUMENT);
                 self.call(format!("olDestroyProgram(p{i})"), expect, || {
                     olDestroyProgram(h)
                 });
@@ -1506,6 +1482,26 @@ enum QueueArg {
     Null,
     Stale,
     Live,
+}
+
+impl QueueArg {
+    /// What a call that takes this queue (and nothing else wrong) must answer.
+    fn expect(self) -> Expect {
+        match self {
+            QueueArg::Live => Expect::Ok,
+            QueueArg::Null => Expect::Code(OL_ERRC_INVALID_NULL_HANDLE),
+            QueueArg::Stale => Expect::Code(OL_ERRC_INVALID_QUEUE),
+        }
+    }
+}
+
+/// Success for a live handle, `stale` for one destroyed.
+fn live_or(live: bool, stale: u32) -> Expect {
+    if live {
+        Expect::Ok
+    } else {
+        Expect::Code(stale)
+    }
 }
 
 /// A handle no call made: the address of a static the library never handed out.

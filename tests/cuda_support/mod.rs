@@ -20,6 +20,20 @@ pub fn build_mock_driver(tag: &str) -> Option<std::path::PathBuf> {
     )
 }
 
+/// Builds the stand-in as `<tag>/libcuda.so.1` and makes it this process's CUDA driver
+/// (`OFFLOAD_CUDA_LIBRARY`, and `OFFLOAD_PLATFORMS=cuda,host`, set before `olInit` reads
+/// them: the caller is a test binary of its own), with the loaded copy for its counters.
+/// `None` without a C compiler.
+pub fn driver_for_this_process(tag: &str) -> Option<(std::path::PathBuf, Mock)> {
+    let path = build_mock_driver(tag)?;
+    std::env::set_var("OFFLOAD_CUDA_LIBRARY", &path);
+    std::env::set_var("OFFLOAD_PLATFORMS", "cuda,host");
+    // SAFETY: the stand-in has no initialisers; the library opens the same file, so this
+    // is the same loaded copy with the same state.
+    let library = unsafe { libloading::Library::new(&path) }.unwrap();
+    Some((path, Mock { library }))
+}
+
 pub struct Mock {
     pub library: libloading::Library,
 }
