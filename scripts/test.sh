@@ -9,6 +9,8 @@ ensure_omp_tools
 # ld.lld-19 and clang-offload-packager-19: c-tests builds the kernels for AMD GPUs (their
 # _amdgpu tests run where there is one, and skip elsewhere).
 ensure_packages ld.lld-19:lld-19 clang-offload-packager-19:clang-tools-19
+# ip and unshare: the remote tests across test hosts (network namespaces; c-tests/multihost).
+ensure_packages ip:iproute2 unshare:util-linux
 cd "$ROOT"
 
 log "cargo fmt --check"

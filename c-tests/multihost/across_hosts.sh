@@ -34,12 +34,18 @@ bridge="ofb$tag"
 hosts="ofh${tag}a ofh${tag}b ofh${tag}c"
 net="10.78.$tag"
 teardown() {
+  status=$?
   [ -s "$work/emulator.pid" ] && kill "$(cat "$work/emulator.pid")" 2>/dev/null
-  for h in $hosts; do ip netns del "$h" 2>/dev/null; done
+  for h in $hosts; do
+    pids=$(ip netns pids "$h" 2>/dev/null)
+    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+    ip netns del "$h" 2>/dev/null
+  done
   ip link del "$bridge" 2>/dev/null
   # (A host's end goes with its namespace once no process holds that any more.)
   for l in "ofv${tag}1" "ofv${tag}2" "ofv${tag}3" "ofe${tag}o"; do ip link del "$l" 2>/dev/null; done
   rm -rf "$work"
+  exit $status
 }
 work=$(mktemp -d "${TMPDIR:-/tmp}/offload-hosts.XXXXXX")
 trap teardown EXIT
@@ -97,6 +103,8 @@ else
   mpi_layer="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Tests that check what differs between nodes read it (test_remote_mpi).
+export OFFLOAD_TEST_ACROSS_HOSTS=1
 export UCX_TLS=tcp,self UCX_NET_DEVICES=eth0
 # Everything the job's processes read, passed to the other hosts too.
 pass=""
@@ -109,8 +117,17 @@ if [ "$servers" = 2 ]; then
 else
   ranks="-np 1 --host $first $server"
 fi
+# With a server that may be lost (the fault cells: OFFLOAD_HOSTS_RECOVERY=1), mpirun
+# must not end the job for it; otherwise a rank that fails fails the job.
+recovery=""
+[ "${OFFLOAD_HOSTS_RECOVERY:-0}" = 1 ] && recovery=--enable-recovery
 ip netns exec "$app_host" unshare --uts sh -c "hostname $app_host &&
   exec mpirun --mca orte_tmpdir_base '$work' --hostfile '$work/hosts' \
     --mca plm_rsh_agent '$here/agent.sh' --mca oob_tcp_if_include $net.0/24 \
     $mpi_layer \
-    --bind-to none --enable-recovery $pass $ranks : -np 1 --host $app_host \"\$@\"" sh "$@"
+    --bind-to none $recovery $pass $ranks : -np 1 --host $app_host \"\$@\"" sh "$@" &
+job=$!
+# Stopped from outside (a test's timeout): the job goes, and the hosts with it (below,
+# every process still in them is killed before the namespaces go).
+trap 'kill $job 2>/dev/null; exit 143' TERM INT
+wait $job
