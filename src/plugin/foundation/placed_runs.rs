@@ -105,7 +105,8 @@ impl PlacedRuns {
     }
 
     /// Whether `at` is a placement's address.
-    pub fn holds(&self, at: usize) -> bool {
+    #[cfg(test)]
+    fn holds(&self, at: usize) -> bool {
         self.state.lock().placed.contains_key(&at)
     }
 

@@ -149,11 +149,6 @@ impl Placements {
         self.runs.place(&Vmem::open(device)?, at, size)
     }
 
-    /// Whether `at` is a placement's address.
-    pub fn holds(&self, at: usize) -> bool {
-        self.runs.holds(at)
-    }
-
     /// Ends the placement at `at` (the caller has made sure the device is done with it).
     pub fn remove(&self, device: &DeviceShared, at: usize) -> Result<()> {
         self.runs.remove(&Vmem::open(device)?, at)

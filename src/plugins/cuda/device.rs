@@ -143,10 +143,7 @@ impl plugin::Device for CudaDevice {
             })
     }
 
-    fn free_placed(&self, addr: usize, size: usize, kind: AllocKind) -> Result<()> {
-        if !self.placements.holds(addr) {
-            return self.free(addr, size, kind);
-        }
+    fn free_placed(&self, addr: usize, _size: usize, _kind: AllocKind) -> Result<()> {
         let _current = self.context.make_current()?;
         // Unmapping does not wait for the device: work still using the memory ends first.
         self.driver().context_synchronize()?;

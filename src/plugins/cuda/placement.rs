@@ -173,11 +173,6 @@ impl Placements {
         self.runs.place(&Vmm::open(driver, device)?, at, size)
     }
 
-    /// Whether `at` is a placement's address.
-    pub fn holds(&self, at: usize) -> bool {
-        self.runs.holds(at)
-    }
-
     /// Ends the placement at `at` (the caller has synchronised the context).
     pub fn remove(&self, driver: &Driver, device: CuDevice, at: usize) -> Result<()> {
         self.runs.remove(&Vmm::open(driver, device)?, at)
