@@ -431,3 +431,68 @@ fn shutdown_returns_every_block() {
     let p = mm.allocate(0, AllocKind::Device, 64).unwrap();
     mm.free(p).unwrap();
 }
+
+/// Like a C allocator: hands the address freed last out again at once, and on its first
+/// free runs `during_free` (another thread allocating while the cache is released).
+struct ReusingDevice {
+    next: AtomicUsize,
+    freed: Mutex<Vec<usize>>,
+    during_free: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl Device for ReusingDevice {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Host
+    }
+
+    fn allocate(&self, size: usize, _: AllocKind) -> Result<usize> {
+        Ok(match self.freed.lock().pop() {
+            Some(addr) => addr,
+            None => self.next.fetch_add(size.div_ceil(64) * 64, SeqCst),
+        })
+    }
+
+    fn free(&self, addr: usize, _: usize, _: AllocKind) -> Result<()> {
+        self.freed.lock().push(addr);
+        let hook = self.during_free.lock().take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn an_address_reused_while_the_cache_is_released_stays_found() {
+    let dev = Arc::new(ReusingDevice {
+        next: AtomicUsize::new(0x4000_0000),
+        freed: Mutex::new(Vec::new()),
+        during_free: Mutex::new(None),
+    });
+    let config = PoolConfig {
+        threshold: 4096,
+        print_stats: false,
+    };
+    let mm = Arc::new(MemoryManager::new(config, vec![dev.clone()]));
+    let cached = mm.allocate(0, AllocKind::Host, 4096).unwrap();
+    mm.free(cached).unwrap();
+    // The cached block goes back to the backend; before the manager has done with the
+    // release, another thread is given the same address for a large allocation.
+    let reused = Arc::new(AtomicUsize::new(0));
+    let (mm2, reused2) = (mm.clone(), reused.clone());
+    *dev.during_free.lock() = Some(Box::new(move || {
+        let t = std::thread::spawn(move || mm2.allocate(0, AllocKind::Host, 10_000).unwrap());
+        reused2.store(t.join().unwrap(), SeqCst);
+    }));
+    mm.release_cache();
+    let big = reused.load(SeqCst);
+    assert_eq!(
+        big, cached,
+        "the backend handed the freed address out again"
+    );
+    let found = mm
+        .find(big + 5_000)
+        .expect("an interior pointer of a live allocation");
+    assert_eq!((found.base, found.size), (big, 10_000));
+    mm.free(big).unwrap();
+}

@@ -212,14 +212,14 @@ impl MemoryManager {
     /// Returns every cached block of every device to its backend.
     pub fn release_cache(&self) {
         for pools in self.devices.iter() {
-            self.blocks.remove_all(&pools.release_cache());
+            pools.release_cache(|bases| self.blocks.remove_all(bases));
         }
     }
 
     /// Returns the cached blocks of one device to its backend (no-op for a bad index).
     pub fn release_device_cache(&self, device: usize) {
         if let Some(pools) = self.devices.get(device) {
-            self.blocks.remove_all(&pools.release_cache());
+            pools.release_cache(|bases| self.blocks.remove_all(bases));
         }
     }
 
@@ -293,7 +293,7 @@ impl MemoryManager {
         let pools = &self.devices[device];
         let addr = match pools.device.allocate(size, kind) {
             Err(e) if e.code == ErrorCode::OutOfResources => {
-                self.blocks.remove_all(&pools.release_cache());
+                pools.release_cache(|bases| self.blocks.remove_all(bases));
                 pools.note_oom_retry();
                 pools.device.allocate(size, kind)
             }

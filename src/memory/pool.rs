@@ -243,10 +243,11 @@ impl DevicePools {
         self.oom_retries.fetch_add(1, Relaxed);
     }
 
-    /// Returns every cached block of this device to the backend and says which blocks
-    /// left the cache. Blocks the backend refuses to free are dropped all the same.
-    pub(crate) fn release_cache(&self) -> Vec<usize> {
-        let mut released = Vec::new();
+    /// Returns every cached block of this device to the backend. `unlist` is told of each
+    /// class's blocks before the backend frees them: once freed, the backend may hand an
+    /// address out again at once, to another thread that lists it anew. Blocks the backend
+    /// refuses to free are dropped all the same.
+    pub(crate) fn release_cache(&self, unlist: impl Fn(&[usize])) {
         for kind in AllocKind::ALL {
             let pool = self.kind(kind);
             for class in 0..pool.classes() {
@@ -255,7 +256,7 @@ impl DevicePools {
                     continue;
                 }
                 let size = SizeClasses::block_size(class);
-                released.extend_from_slice(&blocks);
+                unlist(&blocks);
                 let freed = blocks
                     .into_iter()
                     .filter(|&addr| self.device.free(addr, size, kind).is_ok())
@@ -264,7 +265,6 @@ impl DevicePools {
             }
         }
         self.cache_releases.fetch_add(1, Relaxed);
-        released
     }
 
     pub(crate) fn stats(&self) -> PoolStats {
