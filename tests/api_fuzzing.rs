@@ -1,8 +1,10 @@
 //! The `ol*` API fuzzer (`tests/api_fuzz/`), bounded for the test command: the seed corpus
 //! (`tests/api_fuzz_corpus/`, inputs that reached new code in long runs and each finding's
 //! input), then `OFFLOAD_FUZZ_INPUTS` (default 3,000) inputs from a fixed pseudo-random
-//! sequence, on the host device (or `OFFLOAD_FUZZ_DEVICE=remote` under mpirun). Long runs
-//! are libFuzzer's, with sanitizers: `fuzz/run-api-fuzz.sh`.
+//! sequence, on the host device (or `OFFLOAD_FUZZ_DEVICE=remote` under mpirun). Long runs:
+//! `OFFLOAD_FUZZ_FIRST=K` starts at the sequence's K-th input (so that runs can share it
+//! out), `OFFLOAD_FUZZ_PROGRESS=N` prints a line every N inputs; under libFuzzer with
+//! sanitizers: `fuzz/run-api-fuzz.sh`.
 
 #[path = "api_fuzz/mod.rs"]
 mod api_fuzz;
@@ -49,17 +51,26 @@ fn random_api_use_is_answered_as_documented() {
             std::panic::resume_unwind(e);
         }
     }
-    let count: usize = std::env::var("OFFLOAD_FUZZ_INPUTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3000);
+    let number =
+        |name: &str| -> Option<usize> { std::env::var(name).ok().and_then(|v| v.parse().ok()) };
+    let count = number("OFFLOAD_FUZZ_INPUTS").unwrap_or(3000);
     let verbose = std::env::var_os("OFFLOAD_FUZZ_VERBOSE").is_some();
-    let only: Option<usize> = std::env::var("OFFLOAD_FUZZ_ONLY")
-        .ok()
-        .and_then(|v| v.parse().ok());
-    for (k, input) in inputs(count).enumerate() {
+    let only = number("OFFLOAD_FUZZ_ONLY");
+    let first = number("OFFLOAD_FUZZ_FIRST").unwrap_or(0);
+    let progress = number("OFFLOAD_FUZZ_PROGRESS").filter(|&p| p > 0);
+    let started = std::time::Instant::now();
+    for (k, input) in inputs(first + count).enumerate().skip(first) {
         if only.is_some_and(|o| o != k) {
             continue;
+        }
+        if progress.is_some_and(|p| (k - first) % p == 0 && k > first) {
+            let c = session.counts();
+            eprintln!(
+                "api fuzz: {} inputs from input {first}, {} calls, {:.0} s",
+                k - first,
+                c.calls,
+                started.elapsed().as_secs_f64()
+            );
         }
         if verbose {
             let hex: String = input.iter().map(|b| format!("{b:02x}")).collect();

@@ -480,9 +480,8 @@ impl Run<'_> {
         let mut bytes = None;
         if modelled {
             let seed = self.r.byte();
-            let init: Vec<u8> = (0..size)
-                .map(|k| (k as u8).wrapping_mul(31) ^ seed)
-                .collect();
+            let period: Vec<u8> = (0..=255u8).map(|k| k.wrapping_mul(31) ^ seed).collect();
+            let init = repeated(&period, size);
             let (host, ptr_u) = (self.s.host, ptr as usize);
             self.call(
                 format!("olMemcpy(init a{}, {size})", self.m.allocs.len()),
@@ -652,7 +651,7 @@ impl Run<'_> {
             },
         );
         if code == OK && fill_size != 0 {
-            let data: Vec<u8> = pattern.iter().copied().cycle().take(fill_size).collect();
+            let data = repeated(&pattern, fill_size);
             self.m.write(place, &data);
             self.after(place, qi);
         }
@@ -1241,7 +1240,8 @@ impl Run<'_> {
                 n,
             )
         });
-        if let Some(k) = (0..n).find(|&k| got[k] != expected[k]) {
+        if got != expected {
+            let k = first_difference(&got, &expected);
             self.finding(format!(
                 "a{i} differs from the model at byte {k}: {} expected, {} read",
                 expected[k], got[k]
@@ -1252,7 +1252,8 @@ impl Run<'_> {
     fn verify_host(&mut self, i: usize) {
         self.settle(self.m.hosts[i].pending);
         let h = &self.m.hosts[i];
-        if let Some(k) = (0..h.mem.len()).find(|&k| h.mem[k] != h.model[k]) {
+        if h.mem != h.model {
+            let k = first_difference(&h.mem, &h.model);
             let (want, found) = (h.model[k], h.mem[k]);
             self.finding(format!(
                 "host buffer {i} differs from the model at byte {k}: {want} expected, {found} found"
@@ -1266,7 +1267,8 @@ impl Run<'_> {
         }
         let size = 1 + self.r.u16() as usize % 4096;
         let seed = self.r.byte();
-        let mem: Vec<u8> = (0..size).map(|k| (k as u8) ^ seed).collect();
+        let period: Vec<u8> = (0..=255u8).map(|k| k ^ seed).collect();
+        let mem = repeated(&period, size);
         self.m.hosts.push(HostBuf {
             model: mem.clone(),
             mem,
@@ -1311,7 +1313,7 @@ impl Run<'_> {
                 );
                 ok(olSyncQueue(q), "olSyncQueue");
                 assert!(
-                    back.iter().all(|&b| b == value),
+                    back == vec![value; size],
                     "api fuzz finding: second thread read back other bytes"
                 );
                 ok(olMemFree(p), "olMemFree");
@@ -1523,4 +1525,21 @@ fn expect_from(errors: &[u32], zero_size: bool) -> Expect {
         [one] => Expect::Code(*one),
         _ => Expect::AnyOf(codes),
     }
+}
+
+/// Where two byte strings of one length first differ (compared whole first: a slice
+/// comparison is one `memcmp`, uninstrumented).
+fn first_difference(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len())
+}
+
+/// `pattern` repeated to `len` bytes, by whole copies: per-byte work in the harness would
+/// be most of a coverage-instrumented fuzzer's time.
+fn repeated(pattern: &[u8], len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len && !pattern.is_empty() {
+        let n = (len - out.len()).min(pattern.len());
+        out.extend_from_slice(&pattern[..n]);
+    }
+    out
 }
