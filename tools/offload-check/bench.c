@@ -143,7 +143,7 @@ static void bench_copy(check_env_t *env, unsigned char *host_memory, unsigned ch
     if (i >= 1) /* the first copy warms up pages and staging buffers */
       samples[n++] = (double)bytes / (now_seconds() - start) / 1e9;
   }
-  summarise(samples, n, out);
+  summarise_bandwidth(samples, n, out);
 }
 
 static void bench_copies(check_env_t *env, const bench_plan_t *plan, double *samples,

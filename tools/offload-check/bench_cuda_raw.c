@@ -208,7 +208,7 @@ static void copy_bandwidth(const cuda_driver_t *cu, void *host, cu_deviceptr_t d
     if (i >= 1)
       samples[n++] = (double)plan->copy_bytes / (now_seconds() - start) / 1e9;
   }
-  summarise(samples, n, out);
+  summarise_bandwidth(samples, n, out);
 }
 
 static void copies(const cuda_driver_t *cu, const bench_plan_t *plan, double *samples,

@@ -17,7 +17,12 @@ typedef struct {
   char why[400];
 } measure_t;
 
-/* Sorts `samples` and summarises them into `out`. */
+/* Sorts `samples` (times) and summarises them into `out`: p90 is the time 90% of the
+ * samples stayed within. */
 void summarise(double *samples, size_t count, measure_t *out);
+
+/* The same for bandwidths: p90 is still the slow tail, the bandwidth 90% of the samples
+ * reached (the 10th percentile of the bandwidths, the 90th of the copies' times). */
+void summarise_bandwidth(double *samples, size_t count, measure_t *out);
 
 #endif
