@@ -40,8 +40,16 @@ else
   [ "$moment" = exit ] && echo "MATRIX $fault exit $took"
 fi
 
-# A network fault across test hosts: the link comes back (multihost/across_hosts.sh).
-[ -n "${OFFLOAD_TEST_NET_RESTORE:-}" ] && sh -c "$OFFLOAD_TEST_NET_RESTORE" 2>/dev/null
+# A network fault across test hosts: the link comes back (multihost/across_hosts.sh),
+# unless it is to stay down until the servers ended: then the server cut off from this
+# application must learn from its silence that it is gone (OFFLOAD_MPI_ORPHAN_TIMEOUT)
+# and end by itself. (The link comes back afterwards all the same: mpirun's own daemon
+# on that host reports its end over it, and mpirun waits for that.)
+stays_down=${OFFLOAD_TEST_LINK_STAYS_DOWN:-0}
+restore_network() {
+  [ -n "${OFFLOAD_TEST_NET_RESTORE:-}" ] && sh -c "$OFFLOAD_TEST_NET_RESTORE" 2>/dev/null
+}
+[ "$stays_down" != 1 ] && restore_network
 
 # This job's servers: resume the stopped one, give them a grace to end, then make sure.
 servers() {
@@ -52,14 +60,17 @@ servers() {
 }
 for pid in $(servers); do kill -CONT "$pid" 2>/dev/null; done
 grace=$(awk -v t="$timeout" 'BEGIN { printf "%d", 4 * t + 25 }')
+[ "$stays_down" = 1 ] && grace=$(awk -v t="${OFFLOAD_MPI_ORPHAN_TIMEOUT:-30}" 'BEGIN { printf "%d", t + 10 }')
 waited=0
 while [ -n "$(servers)" ] && [ "$waited" -lt "$grace" ]; do sleep 1; waited=$((waited + 1)); done
 left=$(servers)
 if [ -n "$left" ]; then
   echo "servers still running $grace s after the application: killed ($left)"
   kill -KILL $left 2>/dev/null
+  [ "$stays_down" = 1 ] && fail "the server cut off from the application did not end by itself within $grace s"
 else
   echo "the servers ended by themselves within $waited s"
 fi
+[ "$stays_down" = 1 ] && restore_network
 echo "fault cell $fault $moment: $verdict${why}"
 exit 0

@@ -16,9 +16,7 @@ use std::time::{Duration, Instant};
 /// The tags (defined once with the C interface, in liboffload's remote backend):
 /// requests, a busy server's heartbeats, and from `FIRST_OPERATION_TAG` on, one per
 /// exchange, which the data and the reply of that exchange travel with.
-pub use crate::abi::{FIRST_OPERATION_TAG, TAG_HEARTBEAT, TAG_REQUEST};
-/// How often a busy server says it is alive.
-pub const HEARTBEAT: Duration = Duration::from_millis(500);
+pub use crate::abi::{FIRST_OPERATION_TAG, HEARTBEAT, TAG_HEARTBEAT, TAG_REQUEST};
 
 /// How long a wait polls (spinning, then yielding) before it starts to sleep.
 const SPIN: Duration = Duration::from_micros(200);
@@ -209,9 +207,13 @@ impl Transport {
             .saturating_sub(Duration::from_nanos(heard))
     }
 
-    /// Takes the heartbeats `rank` sent (each a sign of life).
-    pub fn take_heartbeats(&self, rank: i32) {
-        while let Ok(Some(_)) = self.take(rank, TAG_HEARTBEAT) {}
+    /// Takes the heartbeats `rank` sent (each a sign of life); says how many.
+    pub fn take_heartbeats(&self, rank: i32) -> usize {
+        let mut taken = 0;
+        while let Ok(Some(_)) = self.take(rank, TAG_HEARTBEAT) {
+            taken += 1;
+        }
+        taken
     }
 
     /// A message of `source` with `tag` if one has come (received whole, within the

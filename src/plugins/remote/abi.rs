@@ -27,8 +27,11 @@ pub const GAVE_UP: c_int = -3;
 
 /// Requests (application to server), each carrying the tag of its exchange.
 pub const TAG_REQUEST: i32 = 1;
-/// A busy server's "still working" messages (empty).
+/// Heartbeats (empty): a busy server's "still working", and the application's "still
+/// here" to every server, busy or idle.
 pub const TAG_HEARTBEAT: i32 = 4;
+/// How often heartbeats go.
+pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_millis(500);
 /// The first tag of exchanges (the application's side counts them); an exchange's data
 /// and reply travel with its tag.
 pub const FIRST_OPERATION_TAG: i32 = 16;

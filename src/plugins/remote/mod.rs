@@ -10,7 +10,8 @@
 //! - [`address`] — remote memory at one address on both sides, never another device's;
 //!   HOST and MANAGED memory shared with a server on this node.
 //! - [`session`] — the server ranks and the exchanges with them, each with its own tag;
-//!   [`engine`] — the thread that waits for replies of long exchanges.
+//!   [`engine`] — the thread that waits for replies of long exchanges; [`beat`] — the
+//!   application's heartbeats, which tell a server on another host that it is there.
 //! - [`device`], [`plugin`] — the devices and the platform.
 //! - [`host_code`] — the application's code and read-only data around an image, which
 //!   a server's host device maps at the application's addresses.
@@ -19,6 +20,7 @@
 
 mod abi;
 mod address;
+mod beat;
 mod device;
 mod engine;
 pub mod fragments;

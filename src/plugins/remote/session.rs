@@ -6,7 +6,8 @@
 //! server that does not answer within the timeout turns the operation into an error
 //! naming it, never a hang. At process exit every server is told to stop.
 
-use super::abi::{FIRST_OPERATION_TAG, TAG_REQUEST};
+use super::abi::{FIRST_OPERATION_TAG, TAG_HEARTBEAT, TAG_REQUEST};
+use super::beat::{self, Beat};
 use super::engine::{Engine, Parked, Slot};
 use super::fragments::DEFAULT_FRAGMENT;
 use super::link::{Link, LinkError};
@@ -50,7 +51,13 @@ pub struct Session {
     between: Mutex<()>,
     /// Where long waits for replies go.
     engine: Engine,
+    /// The application's "still here" to the servers (see `beat`).
+    beat: Arc<Beat>,
 }
+
+/// How long a heartbeat may take to go before it is given up (an empty message goes at
+/// once to a server that is there).
+const BEAT_WITHIN: Duration = Duration::from_millis(100);
 
 static SESSION: OnceLock<std::result::Result<Arc<Session>, String>> = OnceLock::new();
 
@@ -101,9 +108,13 @@ fn open() -> std::result::Result<Arc<Session>, String> {
         next_tag: AtomicU32::new(0),
         between: Mutex::new(()),
         engine: Engine::default(),
+        beat: Arc::default(),
     });
     // SAFETY: registering a plain extern "C" function.
     unsafe { libc::atexit(stop_servers) };
+    let beating = session.clone();
+    let ranks = session.server_ranks().collect();
+    beat::start(session.beat.clone(), ranks, move |rank| beating.beat(rank));
     Ok(session)
 }
 
@@ -188,6 +199,8 @@ extern "C" fn stop_servers() {
         return;
     };
     use crate::plugin::foundation::flags::trace;
+    // From here the exit request says it; no beat may be under way when MPI ends.
+    session.beat.stop();
     let mut asked = Vec::new();
     for server in &session.servers {
         let tag = session.operation_tag();
@@ -227,6 +240,19 @@ extern "C" fn stop_servers() {
 impl Session {
     pub fn server_ranks(&self) -> impl Iterator<Item = i32> + '_ {
         self.servers.iter().map(|s| s.rank)
+    }
+
+    /// One heartbeat to server `rank` unless it is lost (an empty message, given up
+    /// when it has not gone within `BEAT_WITHIN`): whether it went.
+    fn beat(&self, rank: i32) -> bool {
+        let Some(server) = self.servers.iter().find(|s| s.rank == rank) else {
+            return false;
+        };
+        server.lost.lock().is_none()
+            && self
+                .link
+                .send(rank, TAG_HEARTBEAT, &[], Some(BEAT_WITHIN))
+                .is_ok()
     }
 
     fn lost(rank: i32, e: String) -> Error {

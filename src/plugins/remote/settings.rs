@@ -19,6 +19,21 @@ pub fn seconds_from_env(name: &str, default: f64) -> Duration {
     Duration::from_secs_f64(seconds)
 }
 
+/// How long a server on another host than its application waits, hearing nothing from
+/// it (no request, no heartbeat), before it takes the application for gone or cut off
+/// and ends (`OFFLOAD_MPI_ORPHAN_TIMEOUT`, seconds; default 6 x `OFFLOAD_MPI_TIMEOUT`;
+/// `0`: never, for an application stopped in a debugger). A server on the application's
+/// own host watches its process instead.
+pub fn orphan_timeout() -> Option<Duration> {
+    match std::env::var("OFFLOAD_MPI_ORPHAN_TIMEOUT").map(|v| v.trim().parse::<f64>()) {
+        Ok(Ok(s)) if s == 0.0 => None,
+        _ => Some(seconds_from_env(
+            "OFFLOAD_MPI_ORPHAN_TIMEOUT",
+            6.0 * timeout().as_secs_f64(),
+        )),
+    }
+}
+
 /// How long MPI's start may wait for the other ranks of the job
 /// (`OFFLOAD_MPI_START_TIMEOUT`, seconds; default 60): the servers wait that long for
 /// the application, and the application for the servers.

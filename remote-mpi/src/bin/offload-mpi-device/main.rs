@@ -15,6 +15,7 @@ mod fault;
 mod host_code;
 mod lifetime;
 mod memory;
+mod orphan;
 mod output;
 mod peer;
 mod queues;
@@ -70,6 +71,8 @@ struct Server {
     /// The application's process where it is on this host, watched by the heartbeat
     /// thread (see `app_watch`); forgotten at `Exit`.
     app_process: Arc<parking_lot::Mutex<Option<app_watch::AppProcess>>>,
+    /// Set at `Exit`: the application's silence from then on is no sign (see `orphan`).
+    farewell: Arc<AtomicBool>,
     /// Whether the request being served may run device code: then what it printed goes
     /// with its reply.
     collect_output: bool,
@@ -139,12 +142,13 @@ fn main() -> ExitCode {
     let busy = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let app_process = Arc::new(parking_lot::Mutex::new(None));
+    let farewell = Arc::new(AtomicBool::new(false));
     let heartbeat = start_heartbeat(
         transport.clone(),
         app,
         busy.clone(),
         stop.clone(),
-        app_process.clone(),
+        (app_process.clone(), farewell.clone()),
     );
     let open_tags = Arc::new(fault::OpenTags::default());
     fault::watch(&transport, app, open_tags.clone());
@@ -164,6 +168,7 @@ fn main() -> ExitCode {
         memory: MemoryTable::default(),
         place: std::env::var("OFFLOAD_MPI_PLACE").map_or(true, |v| v.trim() != "0"),
         app_process,
+        farewell,
         open_tags,
         collect_output: false,
         exiting: false,
@@ -196,16 +201,21 @@ fn main() -> ExitCode {
 
 /// While the server is busy, the application hears from it every `HEARTBEAT`, so that
 /// a long kernel or transfer is not taken for a dead server; and at every beat the
-/// application's process, where it is on this host, is looked at (`app_watch`). The
-/// thread ends when `stop` is set (its reference to the transport must go before MPI is
+/// application's process, where it is on this host, is looked at (`app_watch`), or
+/// elsewhere its heartbeats are taken and its silence weighed (`orphan`). The thread
+/// ends when `stop` is set (its reference to the transport must go before MPI is
 /// finalised).
 fn start_heartbeat(
     transport: Arc<Transport>,
     app: i32,
     busy: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
-    app_process: Arc<parking_lot::Mutex<Option<app_watch::AppProcess>>>,
+    (app_process, farewell): (
+        Arc<parking_lot::Mutex<Option<app_watch::AppProcess>>>,
+        Arc<AtomicBool>,
+    ),
 ) -> Option<std::thread::JoinHandle<()>> {
+    let mut orphan = orphan::Orphan::new(offload::plugins::remote::settings::orphan_timeout());
     let beat = move || {
         let mut beating = true;
         while !stop.load(Ordering::Acquire) {
@@ -213,12 +223,21 @@ fn start_heartbeat(
             if beating && busy.load(Ordering::Acquire) > 0 && !lifetime::is_slow() {
                 beating = transport.send(app, TAG_HEARTBEAT, &[]).is_ok();
             }
-            // The same beat looks at the application's process (on this host).
-            if app_process.lock().is_some_and(|p| p.is_gone()) {
+            // The same beat looks at the application's process (on this host), or at
+            // how long it has been silent (elsewhere).
+            let watched = app_process.lock().map(|p| p.is_gone());
+            if watched == Some(true) {
                 eprintln!(
                     "offload-mpi-device: the application ended without stopping this server; ending"
                 );
                 lifetime::leave(3);
+            }
+            if watched.is_none() && !farewell.load(Ordering::Acquire) && !lifetime::is_slow() {
+                let beats = transport.take_heartbeats(app);
+                if let Some(why) = orphan.check(beats, transport.silence(app)) {
+                    eprintln!("offload-mpi-device (rank {}): {why}", transport.rank());
+                    lifetime::leave(3);
+                }
             }
         }
     };
@@ -309,6 +328,7 @@ impl Server {
             self.exiting = exit;
             if exit {
                 // The application ends after this: no longer a sign of a crash.
+                self.farewell.store(true, Ordering::Release);
                 *self.app_process.lock() = None;
                 // Queues' syncs still waiting are answered first.
                 for waiter in self.waiters.drain(..) {
