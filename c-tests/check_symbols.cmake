@@ -64,10 +64,11 @@ if(count LESS 30)
 endif()
 
 file(READ "${HEADER}" header)
-string(REGEX MATCHALL "OL_APIEXPORT ol_result_t ol[A-Za-z0-9_]+\\(" decls "${header}")
+# Every function: those returning ol_result_t and the extension olGetErrcName's string.
+string(REGEX MATCHALL "OL_APIEXPORT [a-z_ ]+[ *]ol[A-Za-z0-9_]+\\(" decls "${header}")
 set(declared "")
 foreach(decl IN LISTS decls)
-  string(REGEX REPLACE "OL_APIEXPORT ol_result_t (ol[A-Za-z0-9_]+)\\(" "\\1" fn "${decl}")
+  string(REGEX REPLACE "OL_APIEXPORT [a-z_ ]+[ *](ol[A-Za-z0-9_]+)\\(" "\\1" fn "${decl}")
   list(APPEND declared "${fn}")
 endforeach()
 list(REMOVE_DUPLICATES declared)

@@ -187,7 +187,7 @@ pub(crate) fn iterate<H>(
     crate::capi::entry::call(
         function,
         loc,
-        || {
+        |_| {
             let f = callback.map_or(std::ptr::null(), |f| f as *const ());
             format!("Callback={f:p}, UserData={user_data:p}")
         },

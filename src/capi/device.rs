@@ -90,7 +90,7 @@ fn get_info(
 ) -> ol_result_t {
     let subject = info::Subject::Handle("Device", device as *const c_void);
     info::query(
-        "olGetDeviceInfo",
+        info::Keys::Device,
         subject,
         key,
         info::Asked::Value {
@@ -131,7 +131,7 @@ fn get_info_size(
 ) -> ol_result_t {
     let subject = info::Subject::Handle("Device", device as *const c_void);
     info::query(
-        "olGetDeviceInfoSize",
+        info::Keys::Device,
         subject,
         key,
         info::Asked::Size(out),

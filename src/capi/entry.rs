@@ -8,13 +8,14 @@ use crate::plugin::foundation::flags;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Runs `body` for the C function `name`. `args` formats the arguments; it is called
-/// only when tracing.
+/// Runs `body` for the C function `name`. `args` formats the arguments (see
+/// `trace_text`); it is called only when tracing, after `body`, and told whether the call
+/// succeeded, so that it can show what the call wrote to its out-parameters.
 #[inline]
 pub fn call(
     name: &str,
     loc: *const ol_code_location_t,
-    args: impl FnOnce() -> String,
+    args: impl FnOnce(bool) -> String,
     body: impl FnOnce() -> Result<()>,
 ) -> ol_result_t {
     let result = match catch_unwind(AssertUnwindSafe(body)) {
@@ -25,7 +26,7 @@ pub fn call(
         ))),
     };
     if flags::trace_enabled() {
-        trace(name, loc, args(), &result);
+        trace(name, loc, args(result.is_ok()), &result);
     }
     match result {
         Ok(()) => std::ptr::null(),

@@ -5,6 +5,7 @@ use crate::capi::args;
 use crate::capi::entry::call;
 use crate::capi::info;
 use crate::capi::queue::live_queue;
+use crate::capi::trace_text::{written, written_handle};
 use crate::capi::types::*;
 use crate::plugin::foundation::error::{ErrorCode, Result};
 use crate::runtime::event::{Event, EventInfo};
@@ -44,7 +45,7 @@ fn create_event(
     call(
         "olCreateEvent",
         loc,
-        || format!("Queue={queue:p}, Event={out:p}"),
+        |ok| format!("Queue={queue:p}, Event={}", written_handle(out, ok)),
         || {
             args::with_runtime(|rt| {
                 let q = live_queue(rt, queue)?;
@@ -75,7 +76,7 @@ fn destroy_event(event: ol_event_handle_t, loc: *const ol_code_location_t) -> ol
     call(
         "olDestroyEvent",
         loc,
-        || format!("Event={event:p}"),
+        |_| format!("Event={event:p}"),
         || {
             args::with_runtime(|rt| {
                 live_event(rt, event, "Event")?;
@@ -105,7 +106,7 @@ fn sync_event(event: ol_event_handle_t, loc: *const ol_code_location_t) -> ol_re
     call(
         "olSyncEvent",
         loc,
-        || format!("Event={event:p}"),
+        |_| format!("Event={event:p}"),
         || {
             args::with_runtime(|rt| live_event(rt, event, "Event"))?
                 .inner
@@ -160,7 +161,7 @@ fn get_info(
 ) -> ol_result_t {
     let handle = event as *const c_void;
     info::query(
-        "olGetEventInfo",
+        info::Keys::Event,
         info::Subject::Handle("Event", handle),
         key,
         info::Asked::Value {
@@ -201,7 +202,7 @@ fn get_info_size(
 ) -> ol_result_t {
     let handle = event as *const c_void;
     info::query(
-        "olGetEventInfoSize",
+        info::Keys::Event,
         info::Subject::Handle("Event", handle),
         key,
         info::Asked::Size(out),
@@ -241,7 +242,12 @@ fn elapsed(
     call(
         "olGetEventElapsedTime",
         loc,
-        || format!("StartEvent={start:p}, EndEvent={end:p}, ElapsedTime={out:p}"),
+        |ok| {
+            format!(
+                "StartEvent={start:p}, EndEvent={end:p}, ElapsedTime={}",
+                written(out, ok)
+            )
+        },
         || {
             args::with_runtime(|rt| {
                 let s = live_event(rt, start, "StartEvent")?;

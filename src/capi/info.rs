@@ -3,10 +3,13 @@
 
 use crate::capi::args;
 use crate::capi::entry::call;
-use crate::capi::types::{ol_code_location_t, ol_result_t};
+use crate::capi::trace_text::{self, Meaning, Names};
+use crate::capi::types::*;
 use crate::plugin::foundation::error::{Error, Result};
+use crate::plugin::foundation::flags;
 use crate::plugin::InfoValue;
 use crate::runtime::Runtime;
+use std::cell::Cell;
 use std::ffi::c_void;
 
 /// Writes `value` to `out`, which `check_value_query` found non-NULL.
@@ -45,6 +48,68 @@ fn too_small(prop_size: usize, key: &dyn std::fmt::Debug, needed: usize) -> Erro
     Error::invalid_size(format!(
         "PropSize is {prop_size} bytes but {key:?} needs {needed}; ask olGet...InfoSize for the size"
     ))
+}
+
+/// Which `olGetXInfo` a query is: its `ol_x_info_t`, for the trace.
+#[derive(Clone, Copy)]
+pub enum Keys {
+    Platform,
+    Device,
+    Mem,
+    Queue,
+    Event,
+    Symbol,
+}
+
+impl Keys {
+    /// The C function's name, `olGetXInfoSize` when the size is asked.
+    fn function(self, asked: Asked) -> &'static str {
+        let size = matches!(asked, Asked::Size(_));
+        match (self, size) {
+            (Keys::Platform, false) => "olGetPlatformInfo",
+            (Keys::Platform, true) => "olGetPlatformInfoSize",
+            (Keys::Device, false) => "olGetDeviceInfo",
+            (Keys::Device, true) => "olGetDeviceInfoSize",
+            (Keys::Mem, false) => "olGetMemInfo",
+            (Keys::Mem, true) => "olGetMemInfoSize",
+            (Keys::Queue, false) => "olGetQueueInfo",
+            (Keys::Queue, true) => "olGetQueueInfoSize",
+            (Keys::Event, false) => "olGetEventInfo",
+            (Keys::Event, true) => "olGetEventInfoSize",
+            (Keys::Symbol, false) => "olGetSymbolInfo",
+            (Keys::Symbol, true) => "olGetSymbolInfoSize",
+        }
+    }
+
+    fn names(self) -> Names {
+        match self {
+            Keys::Platform => ol_platform_info_t::NAMES,
+            Keys::Device => ol_device_info_t::NAMES,
+            Keys::Mem => ol_mem_info_t::NAMES,
+            Keys::Queue => ol_queue_info_t::NAMES,
+            Keys::Event => ol_event_info_t::NAMES,
+            Keys::Symbol => ol_symbol_info_t::NAMES,
+        }
+    }
+
+    /// What the value of `key` means where it is more than a number (the type in
+    /// brackets in the header's comment on each key).
+    fn meaning(self, key: u32) -> Option<Meaning> {
+        let names = match (self, key) {
+            (Keys::Platform, OL_PLATFORM_INFO_BACKEND) => ol_platform_backend_t::NAMES,
+            (Keys::Device, OL_DEVICE_INFO_TYPE) => ol_device_type_t::NAMES,
+            (
+                Keys::Device,
+                OL_DEVICE_INFO_SINGLE_FP_CONFIG
+                | OL_DEVICE_INFO_DOUBLE_FP_CONFIG
+                | OL_DEVICE_INFO_HALF_FP_CONFIG,
+            ) => return Some(Meaning::Flags(ol_device_fp_capability_flag_t::NAMES)),
+            (Keys::Mem, OL_MEM_INFO_TYPE) => ol_alloc_type_t::NAMES,
+            (Keys::Symbol, OL_SYMBOL_INFO_KIND) => ol_symbol_kind_t::NAMES,
+            _ => return None,
+        };
+        Some(Meaning::Enumerator(names))
+    }
 }
 
 /// What an info query is about: a handle, or (olGetMemInfo) a pointer.
@@ -112,10 +177,16 @@ pub enum Asked {
 }
 
 impl Asked {
-    fn describe(self) -> String {
-        match self {
-            Asked::Value { prop_size, out } => format!("PropSize={prop_size}, PropValue={out:p}"),
-            Asked::Size(out) => format!("PropSizeRet={out:p}"),
+    /// `answer`: the value the call wrote, as text (after a successful call).
+    fn describe(self, answer: Option<String>, ok: bool) -> String {
+        match (self, answer) {
+            (Asked::Value { prop_size, out }, Some(value)) => {
+                format!("PropSize={prop_size}, PropValue={out:p} ({value})")
+            }
+            (Asked::Value { prop_size, out }, None) => {
+                format!("PropSize={prop_size}, PropValue={out:p}")
+            }
+            (Asked::Size(out), _) => format!("PropSizeRet={}", trace_text::written(out, ok)),
         }
     }
 }
@@ -124,29 +195,38 @@ impl Asked {
 /// writes what was asked, all under one look at the runtime.
 #[inline]
 pub fn query(
-    function: &str,
+    keys: Keys,
     subject: Subject<'_>,
     key: u32,
     asked: Asked,
     loc: *const ol_code_location_t,
     lookup: impl FnOnce(&Runtime, Answer<'_>) -> Result<()>,
 ) -> ol_result_t {
+    // The value written, as text, kept for the trace (only when tracing: queries are a
+    // hot path).
+    let answer_text = Cell::new(None);
     call(
-        function,
+        keys.function(asked),
         loc,
-        || {
+        |ok| {
             format!(
-                "{}, PropName={key}, {}",
+                "{}, PropName={}, {}",
                 subject.describe(),
-                asked.describe()
+                trace_text::enumerator(keys.names(), key),
+                asked.describe(answer_text.take(), ok)
             )
         },
         || {
             args::with_runtime(|rt| match asked {
                 Asked::Value { prop_size, out } => {
                     let out = check_value_query(subject, prop_size, out)?;
-                    lookup(rt, &mut |value, key| {
-                        write_value(value, key, prop_size, out)
+                    lookup(rt, &mut |value, key_name| {
+                        write_value(value, key_name, prop_size, out)?;
+                        if flags::trace_enabled() {
+                            let meaning = keys.meaning(key);
+                            answer_text.set(Some(trace_text::info_value(value, meaning)));
+                        }
+                        Ok(())
                     })
                 }
                 Asked::Size(out) => {

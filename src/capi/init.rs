@@ -3,6 +3,7 @@
 
 use crate::capi::args;
 use crate::capi::entry::call;
+use crate::capi::trace_text::{init_args, written};
 use crate::capi::types::*;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::Backend;
@@ -45,11 +46,19 @@ fn init(
     args: *const ol_init_args_t,
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
-    let (name, shown) = match with_args {
-        true => ("olInitWithArgs", format!("Args={args:p}")),
-        false => ("olInit", String::new()),
+    let name = match with_args {
+        true => "olInitWithArgs",
+        false => "olInit",
     };
-    call(name, loc, || shown, || runtime::init(&init_options(args)?))
+    call(
+        name,
+        loc,
+        |_| match with_args {
+            true => format!("Args={}", init_args(args)),
+            false => String::new(),
+        },
+        || runtime::init(&init_options(args)?),
+    )
 }
 
 fn init_options(args: *const ol_init_args_t) -> Result<InitOptions> {
@@ -104,7 +113,7 @@ pub extern "C" fn olShutDownWithCodeLoc(CodeLocation: *mut ol_code_location_t) -
 }
 
 fn shut_down(loc: *const ol_code_location_t) -> ol_result_t {
-    call("olShutDown", loc, String::new, runtime::shut_down)
+    call("olShutDown", loc, |_| String::new(), runtime::shut_down)
 }
 
 /// Extension: the library's own version, to compare with `OL_VERSION_*` of the header it
@@ -134,7 +143,14 @@ fn get_version(
     call(
         "olGetVersion",
         loc,
-        || format!("Major={major:p}, Minor={minor:p}, Patch={patch:p}"),
+        |ok| {
+            format!(
+                "Major={}, Minor={}, Patch={}",
+                written(major, ok),
+                written(minor, ok),
+                written(patch, ok)
+            )
+        },
         || {
             args::with_runtime(|_| Ok(()))?;
             let (ma, mi, pa) = (

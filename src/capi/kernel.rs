@@ -5,6 +5,7 @@ use crate::capi::args;
 use crate::capi::entry::call;
 use crate::capi::program::{live_symbol, with_symbol};
 use crate::capi::queue_args;
+use crate::capi::trace_text::{launch_properties, launch_size, written};
 use crate::capi::types::*;
 use crate::plugin::foundation::error::{Error, Result};
 use crate::plugin::{KernelArgs, LaunchConfig};
@@ -87,7 +88,12 @@ fn kernel_args(data: *const c_void, size: usize) -> Result<KernelArgs> {
 /// Launches `Kernel` on `Device` over the grid `LaunchSizeArgs`; a NULL `Queue` runs it
 /// synchronously. `ArgumentsData` points to the kernel's arguments laid out as a C struct
 /// of its parameters (`ArgumentsSize` bytes; NULL and 0 for none); it is copied before the
-/// call returns.
+/// call returns. With a `Queue`, what fails while the kernel runs is reported by the
+/// queue's next `olSyncQueue` (or `olSyncEvent` of a later event), not here: its fault on
+/// CUDA, AMDGPU and remote devices (a fault ends a remote device's server, and on the
+/// host device the process), on remote devices also an `ArgumentsSize` the kernel does
+/// not take (others check it here), and on the host device memory or threads the launch
+/// could not get.
 #[no_mangle]
 pub extern "C" fn olLaunchKernel(
     Queue: ol_queue_handle_t,
@@ -135,7 +141,8 @@ pub extern "C" fn olLaunchKernelWithCodeLoc(
 }
 
 /// Extension: `olLaunchKernel` with launch properties, an array ended by
-/// `OL_KERNEL_LAUNCH_PROP_END` (NULL: none).
+/// `OL_KERNEL_LAUNCH_PROP_END` (NULL: none). A queued launch's failures are reported at
+/// the queue's next sync, as `olLaunchKernel`'s are.
 #[no_mangle]
 pub extern "C" fn olLaunchKernelWithProperties(
     Queue: ol_queue_handle_t,
@@ -202,10 +209,15 @@ fn launch(
     call(
         name,
         loc,
-        || {
-            format!(
-                "Queue={queue:p}, Device={device:p}, Kernel={kernel:p}, ArgumentsData={data:p}, ArgumentsSize={data_size}, LaunchSizeArgs={size:p}, Properties={props:p}"
-            )
+        |_| {
+            let shown = format!(
+                "Queue={queue:p}, Device={device:p}, Kernel={kernel:p}, ArgumentsData={data:p}, ArgumentsSize={data_size}, LaunchSizeArgs={}",
+                launch_size(size)
+            );
+            match props.is_null() {
+                true => shown,
+                false => format!("{shown}, Properties={}", launch_properties(props)),
+            }
         },
         || {
             // LLVM's order: the argument buffer, then NULL handles, then NULL pointers.
@@ -262,9 +274,10 @@ fn occupancy(
     call(
         "olCalculateOptimalOccupancy",
         loc,
-        || {
+        |ok| {
             format!(
-                "Device={device:p}, Kernel={kernel:p}, SharedMemory={shared}, GroupSize={out:p}"
+                "Device={device:p}, Kernel={kernel:p}, SharedMemory={shared}, GroupSize={}",
+                written(out, ok)
             )
         },
         || {
@@ -315,8 +328,12 @@ fn max_cooperative(
     call(
         "olGetKernelMaxCooperativeGroupCount",
         loc,
-        || {
-            format!("Device={device:p}, Kernel={kernel:p}, LaunchSizeArgs={size:p}, MaxGroupCount={out:p}")
+        |ok| {
+            format!(
+                "Device={device:p}, Kernel={kernel:p}, LaunchSizeArgs={}, MaxGroupCount={}",
+                launch_size(size),
+                written(out, ok)
+            )
         },
         || {
             args::with_runtime(|rt| {

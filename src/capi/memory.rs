@@ -6,6 +6,7 @@ use crate::capi::args;
 use crate::capi::entry::call;
 use crate::capi::info;
 use crate::capi::queue_args;
+use crate::capi::trace_text::{enumerator, written_handle};
 use crate::capi::types::*;
 use crate::plugin::foundation::error::Result;
 use crate::plugin::AllocKind;
@@ -51,7 +52,13 @@ fn mem_alloc(
     call(
         "olMemAlloc",
         loc,
-        || format!("Device={device:p}, Type={kind}, Size={size}, AllocationOut={out:p}"),
+        |ok| {
+            format!(
+                "Device={device:p}, Type={}, Size={size}, AllocationOut={}",
+                enumerator(ol_alloc_type_t::NAMES, kind),
+                written_handle(out, ok)
+            )
+        },
         || {
             args::with_runtime(|rt| {
                 Runtime::check_nonzero_size(size)?;
@@ -108,9 +115,11 @@ fn mem_alloc_at(
     call(
         "olMemAllocAt",
         loc,
-        || {
+        |ok| {
             format!(
-                "Device={device:p}, Type={kind}, Size={size}, Address={at:p}, AllocationOut={out:p}"
+                "Device={device:p}, Type={}, Size={size}, Address={at:p}, AllocationOut={}",
+                enumerator(ol_alloc_type_t::NAMES, kind),
+                written_handle(out, ok)
             )
         },
         || {
@@ -148,13 +157,16 @@ fn mem_free(address: *mut c_void, loc: *const ol_code_location_t) -> ol_result_t
     call(
         "olMemFree",
         loc,
-        || format!("Address={address:p}"),
+        |_| format!("Address={address:p}"),
         || args::with_runtime(|rt| rt.mem_free(args::non_null(address, "Address")?)),
     )
 }
 
 /// Copies `Size` bytes; host memory is named by the host device. A NULL `Queue` copies
-/// synchronously.
+/// synchronously. With a `Queue`, what fails while the copy runs is reported by the
+/// queue's next `olSyncQueue` (or `olSyncEvent` of a later event), not here: on the host
+/// and remote devices an allocation freed before the copy ran, and the server's error on
+/// remote devices; on CUDA and AMDGPU devices the driver's error.
 #[no_mangle]
 pub extern "C" fn olMemcpy(
     Queue: ol_queue_handle_t,
@@ -201,7 +213,7 @@ fn memcpy(
     call(
         "olMemcpy",
         loc,
-        || {
+        |_| {
             format!("Queue={queue:p}, DstPtr={dst:p}, DstDevice={dst_device:p}, SrcPtr={src:p}, SrcDevice={src_device:p}, Size={size}")
         },
         || {
@@ -242,7 +254,11 @@ fn memcpy(
     )
 }
 
-/// Fills `FillSize` bytes at `Ptr` with copies of the `PatternSize`-byte pattern.
+/// Fills `FillSize` bytes at `Ptr` with copies of the `PatternSize`-byte pattern. With a
+/// `Queue`, what fails while the fill runs is reported by the queue's next `olSyncQueue`
+/// (or `olSyncEvent` of a later event), not here: on the host and remote devices an
+/// allocation freed before the fill ran, and the server's error on remote devices; on
+/// CUDA and AMDGPU devices the driver's error.
 #[no_mangle]
 pub extern "C" fn olMemFill(
     Queue: ol_queue_handle_t,
@@ -278,7 +294,7 @@ fn mem_fill(
     call(
         "olMemFill",
         loc,
-        || {
+        |_| {
             format!("Queue={queue:p}, Ptr={ptr:p}, PatternSize={pattern_size}, PatternPtr={pattern:p}, FillSize={fill_size}")
         },
         || {
@@ -352,7 +368,7 @@ fn get_mem_info(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     info::query(
-        "olGetMemInfo",
+        info::Keys::Mem,
         info::Subject::Pointer("Ptr", ptr),
         key,
         info::Asked::Value {
@@ -392,7 +408,7 @@ fn get_mem_info_size(
     loc: *const ol_code_location_t,
 ) -> ol_result_t {
     info::query(
-        "olGetMemInfoSize",
+        info::Keys::Mem,
         info::Subject::Pointer("Ptr", ptr),
         key,
         info::Asked::Size(out),
@@ -439,9 +455,10 @@ fn mem_register(
     call(
         "olMemRegister",
         loc,
-        || {
+        |ok| {
             format!(
-                "Device={device:p}, Ptr={ptr:p}, Size={size}, Flags={flags:#x}, PinnedPtr={out:p}"
+                "Device={device:p}, Ptr={ptr:p}, Size={size}, Flags={flags:#x}, PinnedPtr={}",
+                written_handle(out, ok)
             )
         },
         || {
@@ -484,7 +501,7 @@ fn mem_unregister(
     call(
         "olMemUnregister",
         loc,
-        || format!("Device={device:p}, Ptr={pinned:p}"),
+        |_| format!("Device={device:p}, Ptr={pinned:p}"),
         || {
             args::with_runtime(|rt| {
                 args::handle_given(device, "Device")?;

@@ -5,6 +5,7 @@
 pub(crate) mod args;
 pub mod device;
 pub(crate) mod entry;
+pub mod errc;
 pub mod errors;
 pub mod event;
 pub(crate) mod info;
@@ -16,9 +17,11 @@ pub mod platform;
 pub mod program;
 pub mod queue;
 pub(crate) mod queue_args;
+pub(crate) mod trace_text;
 pub mod types;
 
 pub use device::*;
+pub use errc::*;
 pub use event::*;
 pub use init::*;
 pub use kernel::*;

@@ -85,7 +85,7 @@ fn get_info(
 ) -> ol_result_t {
     let handle = platform as *const c_void;
     info::query(
-        "olGetPlatformInfo",
+        info::Keys::Platform,
         info::Subject::Handle("Platform", handle),
         key,
         info::Asked::Value {
@@ -126,7 +126,7 @@ fn get_info_size(
 ) -> ol_result_t {
     let handle = platform as *const c_void;
     info::query(
-        "olGetPlatformInfoSize",
+        info::Keys::Platform,
         info::Subject::Handle("Platform", handle),
         key,
         info::Asked::Size(out),

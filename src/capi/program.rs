@@ -6,6 +6,7 @@
 use crate::capi::args;
 use crate::capi::entry::call;
 use crate::capi::info;
+use crate::capi::trace_text::{c_string, enumerator, written, written_handle};
 use crate::capi::types::*;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::plugin::SymbolKind;
@@ -97,7 +98,12 @@ fn create_program(
     call(
         "olCreateProgram",
         loc,
-        || format!("Device={device:p}, ProgData={data:p}, ProgDataSize={size}, Program={out:p}"),
+        |ok| {
+            format!(
+                "Device={device:p}, ProgData={data:p}, ProgDataSize={size}, Program={}",
+                written_handle(out, ok)
+            )
+        },
         || {
             args::with_runtime(|rt| {
                 args::handle_given(device, "Device")?;
@@ -136,7 +142,7 @@ fn destroy_program(program: ol_program_handle_t, loc: *const ol_code_location_t)
     call(
         "olDestroyProgram",
         loc,
-        || format!("Program={program:p}"),
+        |_| format!("Program={program:p}"),
         || {
             args::with_runtime(|rt| {
                 live_program(rt, program)?;
@@ -179,7 +185,12 @@ fn is_valid_binary(
     call(
         "olIsValidBinary",
         loc,
-        || format!("Device={device:p}, ProgData={data:p}, ProgDataSize={size}, Valid={out:p}"),
+        |ok| {
+            format!(
+                "Device={device:p}, ProgData={data:p}, ProgDataSize={size}, Valid={}",
+                written(out, ok)
+            )
+        },
         || {
             args::with_runtime(|rt| {
                 args::handle_given(device, "Device")?;
@@ -231,7 +242,14 @@ fn get_symbol(
     call(
         "olGetSymbol",
         loc,
-        || format!("Program={program:p}, Name={name:p}, Kind={kind}, Symbol={out:p}"),
+        |ok| {
+            format!(
+                "Program={program:p}, Name={}, Kind={}, Symbol={}",
+                c_string(name),
+                enumerator(ol_symbol_kind_t::NAMES, kind),
+                written_handle(out, ok)
+            )
+        },
         || {
             args::with_runtime(|rt| {
                 let p = live_program(rt, program)?;
@@ -295,7 +313,7 @@ fn get_info(
 ) -> ol_result_t {
     let handle = symbol as *const c_void;
     info::query(
-        "olGetSymbolInfo",
+        info::Keys::Symbol,
         info::Subject::Handle("Symbol", handle),
         key,
         info::Asked::Value {
@@ -336,7 +354,7 @@ fn get_info_size(
 ) -> ol_result_t {
     let handle = symbol as *const c_void;
     info::query(
-        "olGetSymbolInfoSize",
+        info::Keys::Symbol,
         info::Subject::Handle("Symbol", handle),
         key,
         info::Asked::Size(out),

@@ -5,6 +5,7 @@
 use crate::capi::args;
 use crate::capi::entry::call;
 use crate::capi::info;
+use crate::capi::trace_text::written_handle;
 use crate::capi::types::*;
 use crate::plugin::foundation::error::{Error, ErrorCode, Result};
 use crate::runtime::queue::{Queue, QueueInfo};
@@ -44,7 +45,7 @@ fn create_queue(
     call(
         "olCreateQueue",
         loc,
-        || format!("Device={device:p}, Queue={out:p}"),
+        |ok| format!("Device={device:p}, Queue={}", written_handle(out, ok)),
         || {
             args::with_runtime(|rt| {
                 let d = args::device(rt, device, "Device")?;
@@ -75,7 +76,7 @@ fn destroy_queue(queue: ol_queue_handle_t, loc: *const ol_code_location_t) -> ol
     call(
         "olDestroyQueue",
         loc,
-        || format!("Queue={queue:p}"),
+        |_| format!("Queue={queue:p}"),
         || {
             args::with_runtime(|rt| {
                 live_queue(rt, queue)?;
@@ -86,7 +87,8 @@ fn destroy_queue(queue: ol_queue_handle_t, loc: *const ol_code_location_t) -> ol
 }
 
 /// Blocks until all work enqueued on `Queue` is done; returns the first asynchronous
-/// error since the last sync, if any.
+/// error since the last sync, if any: the failure of a launch, copy, fill or wait that
+/// its own call could not report, since it happened while the work ran.
 #[no_mangle]
 pub extern "C" fn olSyncQueue(Queue: ol_queue_handle_t) -> ol_result_t {
     sync_queue(Queue, null())
@@ -105,7 +107,7 @@ fn sync_queue(queue: ol_queue_handle_t, loc: *const ol_code_location_t) -> ol_re
     call(
         "olSyncQueue",
         loc,
-        || format!("Queue={queue:p}"),
+        |_| format!("Queue={queue:p}"),
         || {
             let q = args::with_runtime(|rt| live_queue(rt, queue))?;
             q.sync()
@@ -114,7 +116,8 @@ fn sync_queue(queue: ol_queue_handle_t, loc: *const ol_code_location_t) -> ol_re
 }
 
 /// Later work on `Queue` waits until every event in `Events` is complete (events of any
-/// queue of any device).
+/// queue of any device). An event of another backend's device whose queue failed before
+/// it passes that failure on to `Queue`, reported by `Queue`'s next `olSyncQueue`.
 #[no_mangle]
 pub extern "C" fn olWaitEvents(
     Queue: ol_queue_handle_t,
@@ -144,7 +147,7 @@ fn wait_events(
     call(
         "olWaitEvents",
         loc,
-        || format!("Queue={queue:p}, Events={events:p}, NumEvents={count}"),
+        |_| format!("Queue={queue:p}, Events={events:p}, NumEvents={count}"),
         || {
             args::with_runtime(|rt| {
                 args::handle_given(queue, "Queue")?;
@@ -202,7 +205,7 @@ fn launch_host_function(
     call(
         "olLaunchHostFunction",
         loc,
-        || {
+        |_| {
             format!(
                 "Queue={queue:p}, Callback={:p}, UserData={user_data:p}",
                 callback.map_or(std::ptr::null(), |f| f as *const ())
@@ -270,7 +273,7 @@ fn get_info(
 ) -> ol_result_t {
     let handle = queue as *const c_void;
     info::query(
-        "olGetQueueInfo",
+        info::Keys::Queue,
         info::Subject::Handle("Queue", handle),
         key,
         info::Asked::Value {
@@ -311,7 +314,7 @@ fn get_info_size(
 ) -> ol_result_t {
     let handle = queue as *const c_void;
     info::query(
-        "olGetQueueInfoSize",
+        info::Keys::Queue,
         info::Subject::Handle("Queue", handle),
         key,
         info::Asked::Size(out),

@@ -11,8 +11,18 @@
 
 use std::ffi::{c_char, c_void};
 
-/// Defines `pub const NAME: u32` for enumerators of a C enum, for Rust callers.
+/// Defines `pub const NAME: u32` for enumerators of a C enum, for Rust callers. With
+/// `named`, also `NAMES`, each enumerator's value and name: the one table the library
+/// names them by (the trace). The sentinels after `;` (`*_LAST`) are no value a caller
+/// passes and get no name. `ol_errc_t` has no `NAMES`: `ErrorCode::c_name` names codes.
 macro_rules! raw_values {
+    (named $enum:ident: $($name:ident),+ ; $($sentinel:ident),*) => {
+        raw_values!($enum: $($name,)+ $($sentinel),*);
+        impl $enum {
+            pub const NAMES: &'static [(u32, &'static str)] =
+                &[$(($enum::$name as u32, stringify!($name))),+];
+        }
+    };
     ($enum:ident: $($name:ident),* $(,)?) => {
         $(pub const $name: u32 = $enum::$name as u32;)*
     };
@@ -183,9 +193,9 @@ pub enum ol_platform_backend_t {
     OL_PLATFORM_BACKEND_MPI = 0x10000,
     OL_PLATFORM_BACKEND_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_platform_backend_t: OL_PLATFORM_BACKEND_UNKNOWN, OL_PLATFORM_BACKEND_CUDA,
+raw_values!(named ol_platform_backend_t: OL_PLATFORM_BACKEND_UNKNOWN, OL_PLATFORM_BACKEND_CUDA,
     OL_PLATFORM_BACKEND_AMDGPU, OL_PLATFORM_BACKEND_LEVEL_ZERO, OL_PLATFORM_BACKEND_HOST,
-    OL_PLATFORM_BACKEND_LAST, OL_PLATFORM_BACKEND_MPI);
+    OL_PLATFORM_BACKEND_MPI; OL_PLATFORM_BACKEND_LAST);
 pub type ol_platform_backend_raw_t = u32;
 
 /// Keys of `olGetPlatformInfo`; the value's type is in brackets.
@@ -203,8 +213,8 @@ pub enum ol_platform_info_t {
     OL_PLATFORM_INFO_LAST = 4,
     OL_PLATFORM_INFO_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_platform_info_t: OL_PLATFORM_INFO_NAME, OL_PLATFORM_INFO_VENDOR_NAME,
-    OL_PLATFORM_INFO_VERSION, OL_PLATFORM_INFO_BACKEND, OL_PLATFORM_INFO_LAST);
+raw_values!(named ol_platform_info_t: OL_PLATFORM_INFO_NAME, OL_PLATFORM_INFO_VENDOR_NAME,
+    OL_PLATFORM_INFO_VERSION, OL_PLATFORM_INFO_BACKEND; OL_PLATFORM_INFO_LAST);
 pub type ol_platform_info_raw_t = u32;
 
 /// Arguments of `olInitWithArgs` (extension). Initialise with `OL_INIT_ARGS_INIT`.
@@ -237,8 +247,8 @@ pub enum ol_device_type_t {
     OL_DEVICE_TYPE_LAST = 5,
     OL_DEVICE_TYPE_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_device_type_t: OL_DEVICE_TYPE_DEFAULT, OL_DEVICE_TYPE_ALL, OL_DEVICE_TYPE_GPU,
-    OL_DEVICE_TYPE_CPU, OL_DEVICE_TYPE_HOST, OL_DEVICE_TYPE_LAST);
+raw_values!(named ol_device_type_t: OL_DEVICE_TYPE_DEFAULT, OL_DEVICE_TYPE_ALL, OL_DEVICE_TYPE_GPU,
+    OL_DEVICE_TYPE_CPU, OL_DEVICE_TYPE_HOST; OL_DEVICE_TYPE_LAST);
 
 /// Keys of `olGetDeviceInfo`; the value's type is in brackets.
 #[repr(C)]
@@ -313,8 +323,8 @@ pub enum ol_device_info_t {
     OL_DEVICE_INFO_NATIVE_CONTEXT = 0x10002,
     OL_DEVICE_INFO_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_device_info_t: OL_DEVICE_INFO_TYPE, OL_DEVICE_INFO_PLATFORM, OL_DEVICE_INFO_NAME,
-    OL_DEVICE_INFO_PRODUCT_NAME, OL_DEVICE_INFO_UID, OL_DEVICE_INFO_VENDOR,
+raw_values!(named ol_device_info_t: OL_DEVICE_INFO_TYPE, OL_DEVICE_INFO_PLATFORM,
+    OL_DEVICE_INFO_NAME, OL_DEVICE_INFO_PRODUCT_NAME, OL_DEVICE_INFO_UID, OL_DEVICE_INFO_VENDOR,
     OL_DEVICE_INFO_DRIVER_VERSION, OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE,
     OL_DEVICE_INFO_MAX_WORK_GROUP_SIZE_PER_DIMENSION, OL_DEVICE_INFO_MAX_WORK_SIZE,
     OL_DEVICE_INFO_MAX_WORK_SIZE_PER_DIMENSION, OL_DEVICE_INFO_VENDOR_ID,
@@ -326,8 +336,8 @@ raw_values!(ol_device_info_t: OL_DEVICE_INFO_TYPE, OL_DEVICE_INFO_PLATFORM, OL_D
     OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT,
     OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG,
     OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT, OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE,
-    OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF, OL_DEVICE_INFO_LAST, OL_DEVICE_INFO_NUM_LANES,
-    OL_DEVICE_INFO_NATIVE_HANDLE, OL_DEVICE_INFO_NATIVE_CONTEXT);
+    OL_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF, OL_DEVICE_INFO_NUM_LANES, OL_DEVICE_INFO_NATIVE_HANDLE,
+    OL_DEVICE_INFO_NATIVE_CONTEXT; OL_DEVICE_INFO_LAST);
 pub type ol_device_info_raw_t = u32;
 
 /// Floating point capabilities of a device, combined in `ol_device_fp_capability_flags_t`.
@@ -353,12 +363,12 @@ pub enum ol_device_fp_capability_flag_t {
     OL_DEVICE_FP_CAPABILITY_FLAG_LAST = 256,
     OL_DEVICE_FP_CAPABILITY_FLAG_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_device_fp_capability_flag_t:
+raw_values!(named ol_device_fp_capability_flag_t:
     OL_DEVICE_FP_CAPABILITY_FLAG_CORRECTLY_ROUNDED_DIVIDE_SQRT,
     OL_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_NEAREST, OL_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_ZERO,
     OL_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_INF, OL_DEVICE_FP_CAPABILITY_FLAG_INF_NAN,
     OL_DEVICE_FP_CAPABILITY_FLAG_DENORM, OL_DEVICE_FP_CAPABILITY_FLAG_FMA,
-    OL_DEVICE_FP_CAPABILITY_FLAG_SOFT_FLOAT, OL_DEVICE_FP_CAPABILITY_FLAG_LAST);
+    OL_DEVICE_FP_CAPABILITY_FLAG_SOFT_FLOAT; OL_DEVICE_FP_CAPABILITY_FLAG_LAST);
 
 /// A bitfield of `ol_device_fp_capability_flag_t`.
 pub type ol_device_fp_capability_flags_t = u32;
@@ -385,7 +395,7 @@ pub enum ol_alloc_type_t {
     OL_ALLOC_TYPE_LAST = 3,
     OL_ALLOC_TYPE_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_alloc_type_t: OL_ALLOC_TYPE_HOST, OL_ALLOC_TYPE_DEVICE, OL_ALLOC_TYPE_MANAGED,
+raw_values!(named ol_alloc_type_t: OL_ALLOC_TYPE_HOST, OL_ALLOC_TYPE_DEVICE, OL_ALLOC_TYPE_MANAGED;
     OL_ALLOC_TYPE_LAST);
 pub type ol_alloc_type_raw_t = u32;
 
@@ -404,8 +414,8 @@ pub enum ol_mem_info_t {
     OL_MEM_INFO_LAST = 4,
     OL_MEM_INFO_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_mem_info_t: OL_MEM_INFO_DEVICE, OL_MEM_INFO_BASE, OL_MEM_INFO_SIZE,
-    OL_MEM_INFO_TYPE, OL_MEM_INFO_LAST);
+raw_values!(named ol_mem_info_t: OL_MEM_INFO_DEVICE, OL_MEM_INFO_BASE, OL_MEM_INFO_SIZE,
+    OL_MEM_INFO_TYPE; OL_MEM_INFO_LAST);
 pub type ol_mem_info_raw_t = u32;
 
 /// Flags of `olMemRegister`; reserved, must be 0 in this version.
@@ -428,8 +438,8 @@ pub enum ol_queue_info_t {
     OL_QUEUE_INFO_NATIVE_HANDLE = 0x10000,
     OL_QUEUE_INFO_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_queue_info_t: OL_QUEUE_INFO_DEVICE, OL_QUEUE_INFO_EMPTY, OL_QUEUE_INFO_LAST,
-    OL_QUEUE_INFO_NATIVE_HANDLE);
+raw_values!(named ol_queue_info_t: OL_QUEUE_INFO_DEVICE, OL_QUEUE_INFO_EMPTY,
+    OL_QUEUE_INFO_NATIVE_HANDLE; OL_QUEUE_INFO_LAST);
 pub type ol_queue_info_raw_t = u32;
 
 /// Keys of `olGetEventInfo`; the value's type is in brackets.
@@ -443,7 +453,8 @@ pub enum ol_event_info_t {
     OL_EVENT_INFO_LAST = 2,
     OL_EVENT_INFO_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_event_info_t: OL_EVENT_INFO_QUEUE, OL_EVENT_INFO_IS_COMPLETE, OL_EVENT_INFO_LAST);
+raw_values!(named ol_event_info_t: OL_EVENT_INFO_QUEUE, OL_EVENT_INFO_IS_COMPLETE;
+    OL_EVENT_INFO_LAST);
 pub type ol_event_info_raw_t = u32;
 
 /// A host function run in queue order by `olLaunchHostFunction`.
@@ -462,7 +473,7 @@ pub enum ol_symbol_kind_t {
     OL_SYMBOL_KIND_LAST = 2,
     OL_SYMBOL_KIND_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_symbol_kind_t: OL_SYMBOL_KIND_KERNEL, OL_SYMBOL_KIND_GLOBAL_VARIABLE,
+raw_values!(named ol_symbol_kind_t: OL_SYMBOL_KIND_KERNEL, OL_SYMBOL_KIND_GLOBAL_VARIABLE;
     OL_SYMBOL_KIND_LAST);
 pub type ol_symbol_kind_raw_t = u32;
 
@@ -481,8 +492,8 @@ pub enum ol_symbol_info_t {
     OL_SYMBOL_INFO_NAME = 0x10000,
     OL_SYMBOL_INFO_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_symbol_info_t: OL_SYMBOL_INFO_KIND, OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS,
-    OL_SYMBOL_INFO_GLOBAL_VARIABLE_SIZE, OL_SYMBOL_INFO_LAST, OL_SYMBOL_INFO_NAME);
+raw_values!(named ol_symbol_info_t: OL_SYMBOL_INFO_KIND, OL_SYMBOL_INFO_GLOBAL_VARIABLE_ADDRESS,
+    OL_SYMBOL_INFO_GLOBAL_VARIABLE_SIZE, OL_SYMBOL_INFO_NAME; OL_SYMBOL_INFO_LAST);
 pub type ol_symbol_info_raw_t = u32;
 
 /// Size-related arguments of a kernel launch.
@@ -518,9 +529,9 @@ pub enum ol_kernel_launch_prop_type_t {
     OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS = 0x10000,
     OL_KERNEL_LAUNCH_PROP_TYPE_FORCE_UINT32 = 0x7fffffff,
 }
-raw_values!(ol_kernel_launch_prop_type_t: OL_KERNEL_LAUNCH_PROP_TYPE_NONE,
-    OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE, OL_KERNEL_LAUNCH_PROP_TYPE_LAST,
-    OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS);
+raw_values!(named ol_kernel_launch_prop_type_t: OL_KERNEL_LAUNCH_PROP_TYPE_NONE,
+    OL_KERNEL_LAUNCH_PROP_TYPE_IS_COOPERATIVE, OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS;
+    OL_KERNEL_LAUNCH_PROP_TYPE_LAST);
 pub type ol_kernel_launch_prop_type_raw_t = u32;
 
 /// Extension: an optional property of a launch; an array of them ends with

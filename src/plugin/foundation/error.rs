@@ -1,6 +1,7 @@
 //! The runtime's error type: a code from `ol_errc_t` and a sentence for the user.
 
 use super::c_enum::c_enum;
+use std::ffi::CStr;
 use std::fmt;
 
 c_enum! {
@@ -43,32 +44,45 @@ impl ErrorCode {
 
     /// The C spelling, used by tracing and by `Display`.
     pub fn name(self) -> &'static str {
+        // The names are ASCII: this never falls back.
+        self.c_name().to_str().unwrap_or_default()
+    }
+
+    /// The C spelling of the code with C value `value`, `OL_ERRC_UNKNOWN_CODE` for a value
+    /// no code has (`olGetErrcName`'s answer).
+    pub fn c_name_of(value: u32) -> &'static CStr {
+        ErrorCode::try_from(value).map_or(c"OL_ERRC_UNKNOWN_CODE", ErrorCode::c_name)
+    }
+
+    /// The C spelling as a C string (`olGetErrcName` returns it): the one table of the
+    /// codes' names.
+    pub fn c_name(self) -> &'static CStr {
         match self {
-            ErrorCode::Success => "OL_ERRC_SUCCESS",
-            ErrorCode::Unknown => "OL_ERRC_UNKNOWN",
-            ErrorCode::HostIo => "OL_ERRC_HOST_IO",
-            ErrorCode::InvalidBinary => "OL_ERRC_INVALID_BINARY",
-            ErrorCode::InvalidNullPointer => "OL_ERRC_INVALID_NULL_POINTER",
-            ErrorCode::InvalidArgument => "OL_ERRC_INVALID_ARGUMENT",
-            ErrorCode::NotFound => "OL_ERRC_NOT_FOUND",
-            ErrorCode::OutOfResources => "OL_ERRC_OUT_OF_RESOURCES",
-            ErrorCode::InvalidSize => "OL_ERRC_INVALID_SIZE",
-            ErrorCode::InvalidEnumeration => "OL_ERRC_INVALID_ENUMERATION",
-            ErrorCode::HostToolNotFound => "OL_ERRC_HOST_TOOL_NOT_FOUND",
-            ErrorCode::InvalidValue => "OL_ERRC_INVALID_VALUE",
-            ErrorCode::Unimplemented => "OL_ERRC_UNIMPLEMENTED",
-            ErrorCode::Unsupported => "OL_ERRC_UNSUPPORTED",
-            ErrorCode::AssembleFailure => "OL_ERRC_ASSEMBLE_FAILURE",
-            ErrorCode::CompileFailure => "OL_ERRC_COMPILE_FAILURE",
-            ErrorCode::LinkFailure => "OL_ERRC_LINK_FAILURE",
-            ErrorCode::BackendFailure => "OL_ERRC_BACKEND_FAILURE",
-            ErrorCode::Uninitialized => "OL_ERRC_UNINITIALIZED",
-            ErrorCode::InvalidNullHandle => "OL_ERRC_INVALID_NULL_HANDLE",
-            ErrorCode::InvalidPlatform => "OL_ERRC_INVALID_PLATFORM",
-            ErrorCode::InvalidDevice => "OL_ERRC_INVALID_DEVICE",
-            ErrorCode::InvalidQueue => "OL_ERRC_INVALID_QUEUE",
-            ErrorCode::InvalidEvent => "OL_ERRC_INVALID_EVENT",
-            ErrorCode::SymbolKind => "OL_ERRC_SYMBOL_KIND",
+            ErrorCode::Success => c"OL_ERRC_SUCCESS",
+            ErrorCode::Unknown => c"OL_ERRC_UNKNOWN",
+            ErrorCode::HostIo => c"OL_ERRC_HOST_IO",
+            ErrorCode::InvalidBinary => c"OL_ERRC_INVALID_BINARY",
+            ErrorCode::InvalidNullPointer => c"OL_ERRC_INVALID_NULL_POINTER",
+            ErrorCode::InvalidArgument => c"OL_ERRC_INVALID_ARGUMENT",
+            ErrorCode::NotFound => c"OL_ERRC_NOT_FOUND",
+            ErrorCode::OutOfResources => c"OL_ERRC_OUT_OF_RESOURCES",
+            ErrorCode::InvalidSize => c"OL_ERRC_INVALID_SIZE",
+            ErrorCode::InvalidEnumeration => c"OL_ERRC_INVALID_ENUMERATION",
+            ErrorCode::HostToolNotFound => c"OL_ERRC_HOST_TOOL_NOT_FOUND",
+            ErrorCode::InvalidValue => c"OL_ERRC_INVALID_VALUE",
+            ErrorCode::Unimplemented => c"OL_ERRC_UNIMPLEMENTED",
+            ErrorCode::Unsupported => c"OL_ERRC_UNSUPPORTED",
+            ErrorCode::AssembleFailure => c"OL_ERRC_ASSEMBLE_FAILURE",
+            ErrorCode::CompileFailure => c"OL_ERRC_COMPILE_FAILURE",
+            ErrorCode::LinkFailure => c"OL_ERRC_LINK_FAILURE",
+            ErrorCode::BackendFailure => c"OL_ERRC_BACKEND_FAILURE",
+            ErrorCode::Uninitialized => c"OL_ERRC_UNINITIALIZED",
+            ErrorCode::InvalidNullHandle => c"OL_ERRC_INVALID_NULL_HANDLE",
+            ErrorCode::InvalidPlatform => c"OL_ERRC_INVALID_PLATFORM",
+            ErrorCode::InvalidDevice => c"OL_ERRC_INVALID_DEVICE",
+            ErrorCode::InvalidQueue => c"OL_ERRC_INVALID_QUEUE",
+            ErrorCode::InvalidEvent => c"OL_ERRC_INVALID_EVENT",
+            ErrorCode::SymbolKind => c"OL_ERRC_SYMBOL_KIND",
         }
     }
 }
