@@ -25,13 +25,14 @@ pub fn seconds_from_env(name: &str, default: f64) -> Duration {
 /// `0`: never, for an application stopped in a debugger). A server on the application's
 /// own host watches its process instead.
 pub fn orphan_timeout() -> Option<Duration> {
-    match std::env::var("OFFLOAD_MPI_ORPHAN_TIMEOUT").map(|v| v.trim().parse::<f64>()) {
-        Ok(Ok(s)) if s == 0.0 => None,
-        _ => Some(seconds_from_env(
-            "OFFLOAD_MPI_ORPHAN_TIMEOUT",
-            6.0 * timeout().as_secs_f64(),
-        )),
+    let set = std::env::var("OFFLOAD_MPI_ORPHAN_TIMEOUT").ok();
+    if set.and_then(|v| v.trim().parse::<f64>().ok()) == Some(0.0) {
+        return None;
     }
+    Some(seconds_from_env(
+        "OFFLOAD_MPI_ORPHAN_TIMEOUT",
+        6.0 * timeout().as_secs_f64(),
+    ))
 }
 
 /// How long MPI's start may wait for the other ranks of the job

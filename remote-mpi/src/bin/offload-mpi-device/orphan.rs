@@ -52,7 +52,7 @@ mod tests {
             None,
             "no beat yet: an application without beats"
         );
-        assert_eq!(o.check(3, 0 * S), None);
+        assert_eq!(o.check(3, Duration::ZERO), None);
         assert_eq!(o.check(0, 9 * S), None, "within the limit");
         let why = o.check(0, 10 * S).expect("past the limit");
         assert!(
@@ -64,7 +64,7 @@ mod tests {
     #[test]
     fn no_limit_never_ends_a_server() {
         let mut o = Orphan::new(None);
-        assert_eq!(o.check(1, 0 * S), None);
+        assert_eq!(o.check(1, Duration::ZERO), None);
         assert_eq!(o.check(0, 100_000 * S), None);
     }
 }
