@@ -5,6 +5,8 @@ ensure_build_tools
 build_and_install
 log "building the examples against $PREFIX"
 build_against_install "$ROOT/examples-c" "$BUILD/examples-c"
+log "examples-c/first (the README's first program) with examples-c/kernels/scale.c"
+"$BUILD/examples-c/first" "$BUILD/examples-c/scale.so"
 log "examples-c/list_devices"
 "$BUILD/examples-c/list_devices"
 log "examples-c/memory"
