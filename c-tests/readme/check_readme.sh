@@ -101,6 +101,10 @@ while read -r n lang line mark arg <&3; do
       echo "README.md:$line not run: no mpirun or offload-mpi-device here"
       continue
     fi
+    if grep -q clang-19 "$block" && ! { command -v clang-19 && command -v ld.lld-19; } >/dev/null; then
+      echo "README.md:$line not run: no clang-19 and ld.lld-19 here"
+      continue
+    fi
     cp "$root/examples-c/first.c" "$root/examples-c/kernels/scale.c" "$work/run/"
     sed "s#/opt/offload#$prefix#g" "$block" > "$work/run/block$n.sh"
     echo "--- README.md:$line, run as printed:"
