@@ -4,20 +4,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-const char *errc_name(ol_errc_t code) {
-  static const char *const names[] = {
-      "SUCCESS",          "UNKNOWN",          "HOST_IO",          "INVALID_BINARY",
-      "INVALID_NULL_POINTER", "INVALID_ARGUMENT", "NOT_FOUND",     "OUT_OF_RESOURCES",
-      "INVALID_SIZE",     "INVALID_ENUMERATION", "HOST_TOOL_NOT_FOUND", "INVALID_VALUE",
-      "UNIMPLEMENTED",    "UNSUPPORTED",      "ASSEMBLE_FAILURE", "COMPILE_FAILURE",
-      "LINK_FAILURE",     "BACKEND_FAILURE",  "UNINITIALIZED",    "INVALID_NULL_HANDLE",
-      "INVALID_PLATFORM", "INVALID_DEVICE",   "INVALID_QUEUE",    "INVALID_EVENT",
-      "SYMBOL_KIND"};
-  if ((size_t)code < sizeof names / sizeof names[0])
-    return names[code];
-  return "(unknown code)";
-}
-
 static bool record(check_result_t *result, check_status_t status, const char *format,
                    va_list args) {
   if (result->status == STATUS_FAILED || result->status == STATUS_UNSUPPORTED)
@@ -47,7 +33,7 @@ const char *describe(ol_result_t call) {
   static _Thread_local char text[512];
   if (call == OL_SUCCESS)
     return "OL_ERRC_SUCCESS";
-  snprintf(text, sizeof text, "OL_ERRC_%s: %s", errc_name(call->Code),
+  snprintf(text, sizeof text, "%s: %s", olGetErrcName(call->Code),
            call->Details != NULL && call->Details[0] != '\0' ? call->Details : "(no Details)");
   return text;
 }

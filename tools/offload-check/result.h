@@ -15,9 +15,6 @@ typedef struct {
   char reason[600];
 } check_result_t;
 
-/* "SUCCESS", "INVALID_ARGUMENT", ... for an ol_errc_t. */
-const char *errc_name(ol_errc_t code);
-
 /* The first failure of a check is the one reported: later ones are usually its
  * consequences. Each returns false so that callers can write `return fail(...)`. */
 bool fail(check_result_t *result, const char *format, ...)
