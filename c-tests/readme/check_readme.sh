@@ -9,7 +9,8 @@
 # - a block after `<!-- test: run -->` runs as printed, with bash, /opt/offload replaced by
 #   PREFIX, in a scratch folder holding examples-c/first.c and kernels/scale.c, and must
 #   succeed; after `<!-- test: run, prints TEXT -->` its output must hold TEXT too. Blocks
-#   that start device servers run only where mpirun and offload-mpi-device are there.
+#   that start device servers run only where mpirun and offload-mpi-device are there,
+#   blocks that build GPU kernels only where clang-19 and ld.lld-19 are.
 set -euo pipefail
 readme=$1 prefix=$2 work=$3 root=$4
 here=$(cd "$(dirname "$0")" && pwd)
