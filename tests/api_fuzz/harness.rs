@@ -288,10 +288,14 @@ impl Run<'_> {
         }
         if code != OK {
             self.counts.errors += 1;
+            // SAFETY: olGetErrcName returns a static NUL-terminated name, never NULL.
+            let name = unsafe { CStr::from_ptr(olGetErrcName(code)) }.to_string_lossy();
             if code == OL_ERRC_UNKNOWN || code >= OL_ERRC_LAST {
                 problem = Some(format!("answered code {code} ({details})"));
             } else if details.trim().is_empty() {
                 problem = Some(format!("error {code} without Details"));
+            } else if !name.starts_with("OL_ERRC_") || name == "OL_ERRC_UNKNOWN_CODE" {
+                problem = Some(format!("error {code} named {name:?} by olGetErrcName"));
             }
         }
         let fine = match &expect {
