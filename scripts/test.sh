@@ -60,8 +60,29 @@ else
 fi
 rm -f "$fuzz_log"
 
+log "the API fuzzer on a remote device (its corpus and 1,000 inputs, under mpirun)"
+# The same test binary cargo built above, as the application of a job beside one device
+# server: a finding fails it, as on the host device.
+api_fuzz=$(cargo test --test api_fuzzing --no-run 2>&1 |
+  sed -n 's/.*Executable tests\/api_fuzzing.rs (\(.*\))/\1/p')
+case "$api_fuzz" in /*) ;; *) api_fuzz=$ROOT/$api_fuzz ;; esac
+fuzz_log=$(mktemp)
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OFFLOAD_PLATFORMS=mpi,host \
+  OFFLOAD_MPI_TRANSPORT="$PREFIX/lib/liboffload_remote_mpi.so" OFFLOAD_FUZZ_DEVICE=remote \
+  OFFLOAD_FUZZ_INPUTS=1000 timeout 600 sh "$ROOT/c-tests/mpirun_isolated.sh" --oversubscribe \
+  --bind-to none -np 1 "$PREFIX/bin/offload-mpi-device" : -np 1 "$api_fuzz" --color never > "$fuzz_log" 2>&1 || true
+if grep -q "^test result: ok. 1 passed" "$fuzz_log"; then
+  grep "^test result" "$fuzz_log" | tee -a "$results"
+else
+  cat "$fuzz_log"
+  echo "the API fuzzer on a remote device failed" >&2
+  exit 1
+fi
+rm -f "$fuzz_log"
+
 log "examples against the installed package"
 build_against_install "$ROOT/examples-c" "$BUILD/examples-c"
+"$BUILD/examples-c/first" "$BUILD/examples-c/scale.so" >/dev/null
 "$BUILD/examples-c/list_devices" >/dev/null
 "$BUILD/examples-c/memory" >/dev/null
 "$BUILD/examples-c/saxpy" >/dev/null

@@ -39,6 +39,21 @@ impl CopyDirection {
         }
     }
 
+    /// A copy between host memory and a device whose two ranges overlap is of one memory
+    /// seen from both sides (the device's HOST or MANAGED memory, named by the host
+    /// device on one side): it runs within the device, which copies overlapping ranges as
+    /// memmove does, where a transfer from one side to the other would read bytes it had
+    /// already overwritten.
+    pub fn of_ranges(self, dst: usize, src: usize, size: usize) -> CopyDirection {
+        let overlap = dst < src.saturating_add(size) && src < dst.saturating_add(size);
+        match self {
+            CopyDirection::HostToDevice | CopyDirection::DeviceToHost if overlap => {
+                CopyDirection::DeviceToDevice
+            }
+            direction => direction,
+        }
+    }
+
     /// Runs the copy with the calls of `device`, the device side of it (device to device:
     /// within it); host to host is a plain copy of host memory.
     pub fn copy_with(self, device: &dyn Device, dst: usize, src: usize, size: usize) -> Result<()> {

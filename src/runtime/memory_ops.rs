@@ -142,13 +142,20 @@ impl Runtime {
         if size == 0 {
             return Ok(());
         }
-        let direction = CopyDirection::between(dst_device.is_host(), src_device.is_host());
+        let direction = CopyDirection::between(dst_device.is_host(), src_device.is_host())
+            .of_ranges(dst, src, size);
         match direction {
             // The host device's own copy (split over its cores when large).
             CopyDirection::HostToHost => dst_device.imp.copy_within_device(dst, src, size),
             CopyDirection::HostToDevice => direction.copy_with(&*dst_device.imp, dst, src, size),
             CopyDirection::DeviceToHost => direction.copy_with(&*src_device.imp, dst, src, size),
-            CopyDirection::DeviceToDevice if dst_device.index == src_device.index => {
+            // (One side the host device: one memory of the other, see `of_ranges`.)
+            CopyDirection::DeviceToDevice
+                if dst_device.index == src_device.index || dst_device.is_host() =>
+            {
+                direction.copy_with(&*src_device.imp, dst, src, size)
+            }
+            CopyDirection::DeviceToDevice if src_device.is_host() => {
                 direction.copy_with(&*dst_device.imp, dst, src, size)
             }
             CopyDirection::DeviceToDevice

@@ -107,7 +107,9 @@ impl Runtime {
         // memory.
         let same_backend =
             |d: &Arc<Device>| d.is_host() || d.platform.index == queue.device.platform.index;
-        let direction = match CopyDirection::between(dst_device.is_host(), src_device.is_host()) {
+        let direction = CopyDirection::between(dst_device.is_host(), src_device.is_host())
+            .of_ranges(dst, src, size);
+        let direction = match direction {
             CopyDirection::HostToHost => Some(CopyDirection::HostToHost),
             _ if !(same_backend(dst_device) && same_backend(src_device)) => None,
             direction => Some(direction),
