@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The README's code, checked against the installed package so that it cannot rot:
-#   check_readme.sh README PREFIX WORKDIR SOURCE_ROOT
+# The README's code (or a docs/ page's), checked against the installed package so that it
+# cannot rot:
+#   check_readme.sh MARKDOWN PREFIX WORKDIR SOURCE_ROOT
 # - every ```c block compiles as C11 and as C++17, every ```cpp block as C++17 (-Wall
 #   -Wextra -Werror); a block without an #include is a fragment, compiled inside a
 #   function that has the first program's variables (fragment_prelude.h);
@@ -14,6 +15,7 @@
 set -euo pipefail
 readme=$1 prefix=$2 work=$3 root=$4
 here=$(cd "$(dirname "$0")" && pwd)
+name=$(basename "$readme")
 rm -rf "$work"
 mkdir -p "$work/blocks" "$work/run"
 blocks=$work/blocks
@@ -43,9 +45,9 @@ cflags=(-I"$prefix/include" -Wall -Wextra -Werror -fsyntax-only)
 fragment_flags=(-Wno-unused-variable -Wno-unused-but-set-variable -include "$here/fragment_prelude.h")
 compiled=0 ran=0 compared=0
 
-# A fragment's lines, as the body of a function; #line keeps the README's line numbers.
+# A fragment's lines, as the body of a function; #line keeps the page's line numbers.
 wrap() { # block line
-  printf 'void readme_fragment(void);\nvoid readme_fragment(void) {\n#line %d "README.md"\n' "$2"
+  printf 'void readme_fragment(void);\nvoid readme_fragment(void) {\n#line %d "%s"\n' "$2" "$name"
   cat "$1"
   printf '}\n'
 }
@@ -55,19 +57,19 @@ compile() { # block line language(c|c++)
   if [ "$lang" = c ]; then std=-std=c11; else std=-std=c++17; fi
   if grep -q '^#include' "$block"; then
     src=$work/unit.$lang
-    { printf '#line %d "README.md"\n' "$line"; cat "$block"; } > "$src"
+    { printf '#line %d "%s"\n' "$line" "$name"; cat "$block"; } > "$src"
     if [ "$lang" = c ]; then
-      cc $std -pedantic "${cflags[@]}" -x c "$src" || fail "README.md:$line as C"
+      cc $std -pedantic "${cflags[@]}" -x c "$src" || fail "$name:$line as C"
     else
-      c++ $std -pedantic "${cflags[@]}" -x c++ "$src" || fail "README.md:$line as C++"
+      c++ $std -pedantic "${cflags[@]}" -x c++ "$src" || fail "$name:$line as C++"
     fi
   else
     src=$work/fragment.$lang
     wrap "$block" "$line" > "$src"
     if [ "$lang" = c ]; then
-      cc $std "${cflags[@]}" "${fragment_flags[@]}" -x c "$src" || fail "README.md:$line (a fragment) as C"
+      cc $std "${cflags[@]}" "${fragment_flags[@]}" -x c "$src" || fail "$name:$line (a fragment) as C"
     else
-      c++ $std "${cflags[@]}" "${fragment_flags[@]}" -x c++ "$src" || fail "README.md:$line (a fragment) as C++"
+      c++ $std "${cflags[@]}" "${fragment_flags[@]}" -x c++ "$src" || fail "$name:$line (a fragment) as C++"
     fi
   fi
   compiled=$((compiled + 1))
@@ -80,7 +82,7 @@ while read -r n lang line mark arg <&3; do
   block="$blocks/$n.$lang"
   if [ "$mark" = file ]; then
     if diff -u "$root/$arg" "$block"; then compared=$((compared + 1))
-    else fail "README.md:$line is not $arg"; fi
+    else fail "$name:$line is not $arg"; fi
   fi
   case "$lang" in
     c) compile "$block" "$line" c; compile "$block" "$line" c++ ;;
@@ -94,21 +96,21 @@ while read -r n lang line mark arg <&3; do
          cmake --build "$dir/build" >>"$dir/log" 2>&1; then
         compiled=$((compiled + 1))
       else
-        cat "$dir/log"; fail "README.md:$line (cmake) does not build"
+        cat "$dir/log"; fail "$name:$line (cmake) does not build"
       fi ;;
   esac
   if [ "$mark" = run ]; then
     if grep -q offload-mpi-device "$block" && ! have_servers; then
-      echo "README.md:$line not run: no mpirun or offload-mpi-device here"
+      echo "$name:$line not run: no mpirun or offload-mpi-device here"
       continue
     fi
     if grep -q clang-19 "$block" && ! { command -v clang-19 && command -v ld.lld-19; } >/dev/null; then
-      echo "README.md:$line not run: no clang-19 and ld.lld-19 here"
+      echo "$name:$line not run: no clang-19 and ld.lld-19 here"
       continue
     fi
     cp "$root/examples-c/first.c" "$root/examples-c/kernels/scale.c" "$work/run/"
     sed "s#/opt/offload#$prefix#g" "$block" > "$work/run/block$n.sh"
-    echo "--- README.md:$line, run as printed:"
+    echo "--- $name:$line, run as printed:"
     cat "$work/run/block$n.sh"
     mpi_dir=$(mktemp -d "${TMPDIR:-/tmp}/offload-readme.XXXXXX")
     # As root, mpirun wants --allow-run-as-root (the README says so); this says it once.
@@ -118,17 +120,17 @@ while read -r n lang line mark arg <&3; do
       cat "$out"
       # (`read` gives the last field the rest of the line: the text, spaces and all.)
       if [ "$arg" != - ] && ! grep -qF -- "$arg" "$out"; then
-        fail "README.md:$line ran but did not print: $arg"
+        fail "$name:$line ran but did not print: $arg"
       else
         ran=$((ran + 1))
       fi
     else
       cat "$out"
-      fail "README.md:$line does not run as printed"
+      fail "$name:$line does not run as printed"
     fi
     rm -rf "$mpi_dir"
   fi
 done 3< "$blocks/index"
 
-echo "README: $compiled compilations, $compared blocks equal to their files, $ran blocks run; $failures failed"
+echo "$name: $compiled compilations, $compared blocks equal to their files, $ran blocks run; $failures failed"
 [ "$failures" -eq 0 ] && [ "$compiled" -gt 0 ]

@@ -14,3 +14,5 @@ extern float *x;
 extern void *ptr;
 extern size_t n, size;
 struct scale_args { float *x; float a; size_t n; };
+extern const unsigned char *image;
+extern size_t image_size;
