@@ -39,8 +39,9 @@ CFLAGS="$flags" LDFLAGS="-fsanitize=$sanitizers" \
   cmake -S "$ROOT/examples-c" -B "$BUILD/examples-c-sanitized" -DCMAKE_PREFIX_PATH="$PREFIX" \
   --no-warn-unused-cli >/dev/null
 cmake --build "$BUILD/examples-c-sanitized" -j "$JOBS" >/dev/null
+"$BUILD/examples-c-sanitized/first" "$BUILD/examples-c-sanitized/scale.so" >/dev/null
 "$BUILD/examples-c-sanitized/list_devices" >/dev/null
 "$BUILD/examples-c-sanitized/memory" >/dev/null
 "$BUILD/examples-c-sanitized/saxpy" >/dev/null
 "$BUILD/examples-c-sanitized/matmul" "$BUILD/examples-c-sanitized/matmul_kernels.so" 128 >/dev/null
-echo "sanitized examples: 4 ran, no reports"
+echo "sanitized examples: 5 ran, no reports"
