@@ -25,13 +25,17 @@ server_pid() {
 
 "$tool" >"$output" 2>&1 &
 checker=$!
-# Wait (at most 30 s) for the device list, which comes before any check runs.
-for _ in $(seq 300); do
+# Wait (at most 30 s) for the device list, which comes before any check runs; then hold
+# offload-check while its server is found and killed (on a loaded machine the checks
+# could otherwise all pass first, and its exit end the server).
+for _ in $(seq 1500); do
   grep -q '^[0-9]* devices*:' "$output" && break
   kill -0 "$checker" 2>/dev/null || break
-  sleep 0.1
+  sleep 0.02
 done
+kill -STOP "$checker" 2>/dev/null
 if ! grep -q '^  #[0-9]* *MPI ' "$output"; then
+  kill -CONT "$checker" 2>/dev/null
   wait "$checker"
   cat "$output"
   echo "skipped: no remote device"
@@ -42,6 +46,7 @@ if [ -n "$server" ]; then
   kill -KILL "$server"
   echo "killed the device server (pid $server) after offload-check listed the devices"
 fi
+kill -CONT "$checker" 2>/dev/null
 wait "$checker"
 status=$?
 cat "$output"
