@@ -232,8 +232,10 @@ fn start_heartbeat(
                 );
                 lifetime::leave(3);
             }
+            // The application's heartbeats are taken at every beat, wherever it runs: left
+            // in MPI they would pile up, and every receive would search past them.
+            let beats = transport.take_heartbeats(app);
             if watched.is_none() && !farewell.load(Ordering::Acquire) && !lifetime::is_slow() {
-                let beats = transport.take_heartbeats(app);
                 if let Some(why) = orphan.check(beats, transport.silence(app)) {
                     eprintln!("offload-mpi-device (rank {}): {why}", transport.rank());
                     lifetime::leave(3);
