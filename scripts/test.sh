@@ -43,22 +43,31 @@ ctest --test-dir "$BUILD/c-tests" --output-on-failure -j "$JOBS" | tee -a "$resu
 # The same C tests (and the examples) with AddressSanitizer, LeakSanitizer and UBSan.
 bash "$ROOT/scripts/test-sanitized.sh" | tee -a "$results"
 
+# Runs an MPI job (the arguments, root allowed, ended after 600 s) with its output kept
+# in $job_log; succeeds when a line of it matches the pattern $1, else shows the output.
+mpi_job_prints() {
+  pattern=$1
+  shift
+  job_log=$(mktemp)
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 600 "$@" > "$job_log" 2>&1 || true
+  grep -qE "$pattern" "$job_log" && return 0
+  cat "$job_log"
+  return 1
+}
+
 log "request fuzzing of the device server (offload-mpi-fuzz, 200,000 executions)"
 # Random, mutated and well-formed requests with right, empty, oversized and missing
 # data: the server must answer each and go on, never crash or hang.
-fuzz_log=$(mktemp)
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OFFLOAD_MPI_TIMEOUT=2 \
-  timeout 600 mpirun --oversubscribe -np 1 "$PREFIX/bin/offload-mpi-device" \
-  : -np 1 "$BUILD/lib/cargo/release/offload-mpi-fuzz" 200000 > "$fuzz_log" 2>&1 || true
-grep '^offload-mpi-fuzz:' "$fuzz_log" || true
-if grep -q '^offload-mpi-fuzz: 200000 executions.* 0 crashes, 0 hangs' "$fuzz_log"; then
+if mpi_job_prints '^offload-mpi-fuzz: 200000 executions.* 0 crashes, 0 hangs' \
+  env OFFLOAD_MPI_TIMEOUT=2 mpirun --oversubscribe -np 1 "$PREFIX/bin/offload-mpi-device" \
+  : -np 1 "$BUILD/lib/cargo/release/offload-mpi-fuzz" 200000; then
+  grep '^offload-mpi-fuzz:' "$job_log"
   echo "test result: ok. 1 passed; 0 failed; 0 ignored (offload-mpi-fuzz)" >> "$results"
 else
-  cat "$fuzz_log"
   echo "offload-mpi-fuzz failed" >&2
   exit 1
 fi
-rm -f "$fuzz_log"
+rm -f "$job_log"
 
 log "the API fuzzer on a remote device (its corpus and 1,000 inputs, under mpirun)"
 # The same test binary cargo built above, as the application of a job beside one device
@@ -66,19 +75,16 @@ log "the API fuzzer on a remote device (its corpus and 1,000 inputs, under mpiru
 api_fuzz=$(cargo test --test api_fuzzing --no-run 2>&1 |
   sed -n 's/.*Executable tests\/api_fuzzing.rs (\(.*\))/\1/p')
 case "$api_fuzz" in /*) ;; *) api_fuzz=$ROOT/$api_fuzz ;; esac
-fuzz_log=$(mktemp)
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OFFLOAD_PLATFORMS=mpi,host \
+if mpi_job_prints '^test result: ok. 1 passed' env OFFLOAD_PLATFORMS=mpi,host \
   OFFLOAD_MPI_TRANSPORT="$PREFIX/lib/liboffload_remote_mpi.so" OFFLOAD_FUZZ_DEVICE=remote \
-  OFFLOAD_FUZZ_INPUTS=1000 timeout 600 sh "$ROOT/c-tests/mpirun_isolated.sh" --oversubscribe \
-  --bind-to none -np 1 "$PREFIX/bin/offload-mpi-device" : -np 1 "$api_fuzz" --color never > "$fuzz_log" 2>&1 || true
-if grep -q "^test result: ok. 1 passed" "$fuzz_log"; then
-  grep "^test result" "$fuzz_log" | tee -a "$results"
+  OFFLOAD_FUZZ_INPUTS=1000 sh "$ROOT/c-tests/mpirun_isolated.sh" --oversubscribe \
+  --bind-to none -np 1 "$PREFIX/bin/offload-mpi-device" : -np 1 "$api_fuzz" --color never; then
+  grep "^test result" "$job_log" | tee -a "$results"
 else
-  cat "$fuzz_log"
   echo "the API fuzzer on a remote device failed" >&2
   exit 1
 fi
-rm -f "$fuzz_log"
+rm -f "$job_log"
 
 log "examples against the installed package"
 build_against_install "$ROOT/examples-c" "$BUILD/examples-c"
