@@ -21,6 +21,13 @@ pub use crate::abi::{FIRST_OPERATION_TAG, HEARTBEAT, TAG_HEARTBEAT, TAG_REQUEST}
 /// How long a wait polls (spinning, then yielding) before it starts to sleep.
 const SPIN: Duration = Duration::from_micros(200);
 
+/// A transfer's wait polls (yielding) for as long as its bytes would take at this rate
+/// (bytes per microsecond: 100 MB/s) before it starts to sleep. Over TCP, MPI moves a
+/// large message's bytes only inside the calls that test it (no progress thread): a
+/// wait sleeping up to 1 ms between tests stalls the very transfer it waits for (a
+/// 1 MiB copy between two hosts took 2.5 times plain MPI's time).
+const POLLED_BYTES_PER_US: u64 = 100;
+
 /// How often a long wait takes its peer's heartbeats: a heartbeat counts from when it is
 /// taken, so one left waiting would make a silent peer look alive for longer.
 const LOOK: Duration = Duration::from_millis(50);
@@ -544,7 +551,7 @@ impl Transport {
         let total: usize = requests.iter().map(Pending::posted).sum();
         let mut progress = Instant::now();
         let mut looked = Instant::now();
-        let mut backoff = Backoff::new();
+        let mut backoff = Backoff::for_transfer(total);
         loop {
             let lengths = || requests.iter().map(|r| r.moved().unwrap_or(0)).collect();
             if open == 0 {
@@ -709,11 +716,13 @@ fn abandon(requests: Vec<Pending>) -> bool {
 
 /// How a wait polls: most answers come within microseconds, so it first spins (the
 /// other side runs on another core; a yield is a system call that delays the answer's
-/// pickup by microseconds), then polls yielding the core up to 200 us, then sleeps,
-/// backing off to 1 ms, so that long waits cost no CPU.
+/// pickup by microseconds), then polls yielding the core up to 200 us (longer for a
+/// transfer: `POLLED_BYTES_PER_US`), then sleeps, backing off to 1 ms, so that long
+/// waits cost no CPU.
 struct Backoff {
     start: Instant,
     polls: u32,
+    yielding: Duration,
     sleep: Duration,
 }
 
@@ -721,6 +730,11 @@ struct Backoff {
 const SPIN_POLLS: u32 = 256;
 /// While spinning, the clock is read at one poll in this many.
 pub(crate) const LOOK_EVERY: u32 = 32;
+
+/// How long a wait on a transfer of `bytes` polls before it sleeps.
+fn transfer_polling(bytes: usize) -> Duration {
+    SPIN + Duration::from_micros(bytes as u64 / POLLED_BYTES_PER_US)
+}
 
 /// How a server spins while it waits for the next request, which may come at any
 /// moment: a moment of pure spinning, then every look yields the core first. A server's
@@ -749,7 +763,16 @@ impl Backoff {
         Backoff {
             start: Instant::now(),
             polls: 0,
+            yielding: SPIN,
             sleep: Duration::from_micros(50),
+        }
+    }
+
+    /// For a wait on `bytes` moving: it sleeps only once they are overdue.
+    fn for_transfer(bytes: usize) -> Self {
+        Backoff {
+            yielding: transfer_polling(bytes),
+            ..Backoff::new()
         }
     }
 
@@ -763,11 +786,46 @@ impl Backoff {
         self.polls = self.polls.saturating_add(1);
         if self.polls < SPIN_POLLS {
             std::hint::spin_loop();
-        } else if self.start.elapsed() < SPIN {
+        } else if self.start.elapsed() < self.yielding {
             std::thread::yield_now();
         } else {
             std::thread::sleep(self.sleep);
             self.sleep = (self.sleep * 2).min(Duration::from_millis(1));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transfer_is_polled_for_as_long_as_its_bytes_take_at_the_polled_rate() {
+        assert_eq!(transfer_polling(0), SPIN);
+        assert_eq!(
+            transfer_polling(1 << 20),
+            SPIN + Duration::from_micros((1 << 20) / POLLED_BYTES_PER_US)
+        );
+        // Fragments of up to 2 GiB, two in flight: no overflow, about 43 s.
+        let two_fragments = 2 * i32::MAX as usize;
+        assert!(transfer_polling(two_fragments) < Duration::from_secs(60));
+    }
+
+    #[test]
+    fn a_wait_sleeps_once_its_polling_time_is_over() {
+        assert_eq!(
+            Backoff::for_transfer(1 << 20).yielding,
+            transfer_polling(1 << 20)
+        );
+        assert_eq!(Backoff::new().yielding, SPIN);
+        let mut waited = Backoff::for_transfer(1 << 20);
+        waited.start -= transfer_polling(1 << 20);
+        for _ in 0..SPIN_POLLS + 2 {
+            waited.pause();
+        }
+        assert!(
+            waited.sleep > Duration::from_micros(50),
+            "past its polling time, a wait sleeps (and backs off)"
+        );
     }
 }
