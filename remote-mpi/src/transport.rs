@@ -109,6 +109,8 @@ pub struct Transport {
     opened: Instant,
     /// When each rank was last heard from (nanoseconds after `opened`).
     heard: Vec<AtomicU64>,
+    /// How many heartbeats each rank sent that were taken, by whichever thread.
+    beats: Vec<AtomicU64>,
     /// A test hook a server sets: called before every send and at every poll (the
     /// slowed-server case of the fault tests sleeps there).
     stall: Option<fn()>,
@@ -140,6 +142,7 @@ impl Transport {
         // (each inherits the world's error handler).
         let channels = (0..CHANNELS).map(|_| world.duplicate()).collect();
         let heard = (0..world.size()).map(|_| AtomicU64::new(0)).collect();
+        let beats = (0..world.size()).map(|_| AtomicU64::new(0)).collect();
         Ok(Transport {
             channels,
             world,
@@ -147,6 +150,7 @@ impl Transport {
             timeout,
             opened: Instant::now(),
             heard,
+            beats,
             stall: None,
         })
     }
@@ -220,7 +224,19 @@ impl Transport {
         while let Ok(Some(_)) = self.take(rank, TAG_HEARTBEAT) {
             taken += 1;
         }
+        if let Some(b) = usize::try_from(rank).ok().and_then(|r| self.beats.get(r)) {
+            b.fetch_add(taken as u64, Ordering::Relaxed);
+        }
         taken
+    }
+
+    /// Whether a heartbeat of `rank` was ever taken (by any of the waits that take
+    /// them, not only the caller's).
+    pub fn has_beaten(&self, rank: i32) -> bool {
+        usize::try_from(rank)
+            .ok()
+            .and_then(|r| self.beats.get(r))
+            .is_some_and(|b| b.load(Ordering::Relaxed) > 0)
     }
 
     /// A message of `source` with `tag` if one has come (received whole, within the

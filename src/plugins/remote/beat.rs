@@ -50,33 +50,39 @@ impl Schedule {
     }
 }
 
-/// Starts the thread that beats to each of `ranks` (`send(rank)`: whether the beat went)
-/// until `beat` is stopped. Without a thread there are no beats: servers on other hosts
-/// then end only at the application's exit request, which is said where tracing is on.
+/// Beats once to each of `ranks` (`send(rank)`: whether the beat went), then starts the
+/// thread that beats on until `beat` is stopped. The first beats go before this returns,
+/// so before any request of the application: a server takes this application's later
+/// silence for its end only once it has heard a beat, and a link that fails soon after
+/// the start must not leave its server waiting for ever. Without a thread there are no
+/// more beats: servers on other hosts then end only at the application's exit request,
+/// which is said where tracing is on.
 pub fn start(beat: Arc<Beat>, ranks: Vec<i32>, send: impl Fn(i32) -> bool + Send + 'static) {
+    let start = Instant::now();
+    let mut schedule: Vec<Schedule> = ranks
+        .into_iter()
+        .map(|rank| Schedule {
+            rank,
+            next: start,
+            gap: HEARTBEAT,
+        })
+        .collect();
+    for s in schedule.iter_mut() {
+        let ok = send(s.rank);
+        s.went(ok, start);
+    }
     let spawned = std::thread::Builder::new()
         .name("offload-mpi-beat".into())
-        .spawn(move || {
-            let start = Instant::now();
-            let mut schedule: Vec<Schedule> = ranks
-                .into_iter()
-                .map(|rank| Schedule {
-                    rank,
-                    next: start,
-                    gap: HEARTBEAT,
-                })
-                .collect();
-            loop {
-                std::thread::sleep(HEARTBEAT);
-                let stopped = beat.stopped.lock();
-                if *stopped {
-                    return;
-                }
-                let now = Instant::now();
-                for s in schedule.iter_mut().filter(|s| s.next <= now) {
-                    let ok = send(s.rank);
-                    s.went(ok, now);
-                }
+        .spawn(move || loop {
+            std::thread::sleep(HEARTBEAT);
+            let stopped = beat.stopped.lock();
+            if *stopped {
+                return;
+            }
+            let now = Instant::now();
+            for s in schedule.iter_mut().filter(|s| s.next <= now) {
+                let ok = send(s.rank);
+                s.went(ok, now);
             }
         });
     if let Err(e) = spawned {
@@ -111,6 +117,21 @@ mod tests {
             after_stop,
             "no beat after stop"
         );
+    }
+
+    #[test]
+    fn the_first_beats_go_before_start_returns() {
+        let beat = Arc::new(Beat::default());
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let record = sent.clone();
+        start(beat.clone(), vec![0, 1, 2], move |rank| {
+            record.lock().push(rank);
+            rank != 1
+        });
+        // (The thread's own beats come HEARTBEAT later, after these.)
+        let first: Vec<i32> = sent.lock().iter().take(3).copied().collect();
+        beat.stop();
+        assert_eq!(first, vec![0, 1, 2], "one beat to each server, at once");
     }
 
     #[test]

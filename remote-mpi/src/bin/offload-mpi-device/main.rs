@@ -215,7 +215,7 @@ fn start_heartbeat(
         Arc<AtomicBool>,
     ),
 ) -> Option<std::thread::JoinHandle<()>> {
-    let mut orphan = orphan::Orphan::new(offload::plugins::remote::settings::orphan_timeout());
+    let orphan = orphan::Orphan::new(offload::plugins::remote::settings::orphan_timeout());
     let beat = move || {
         let mut beating = true;
         while !stop.load(Ordering::Acquire) {
@@ -234,9 +234,9 @@ fn start_heartbeat(
             }
             // The application's heartbeats are taken at every beat, wherever it runs: left
             // in MPI they would pile up, and every receive would search past them.
-            let beats = transport.take_heartbeats(app);
+            transport.take_heartbeats(app);
             if watched.is_none() && !farewell.load(Ordering::Acquire) && !lifetime::is_slow() {
-                if let Some(why) = orphan.check(beats, transport.silence(app)) {
+                if let Some(why) = orphan.check(transport.has_beaten(app), transport.silence(app)) {
                     eprintln!("offload-mpi-device (rank {}): {why}", transport.rank());
                     lifetime::leave(3);
                 }

@@ -11,24 +11,20 @@ use std::time::Duration;
 pub struct Orphan {
     /// `None`: never (`OFFLOAD_MPI_ORPHAN_TIMEOUT=0`).
     limit: Option<Duration>,
-    heard_beat: bool,
 }
 
 impl Orphan {
     pub fn new(limit: Option<Duration>) -> Self {
-        Orphan {
-            limit,
-            heard_beat: false,
-        }
+        Orphan { limit }
     }
 
     /// At each of the server's own beats, while the application is not watched on this
-    /// host: `beats`, how many of its heartbeats were just taken; `silence`, how long it
-    /// has said nothing. Why the server ends, when it does.
-    pub fn check(&mut self, beats: usize, silence: Duration) -> Option<String> {
-        self.heard_beat |= beats > 0;
+    /// host: `has_beaten`, whether any of its heartbeats was ever taken (by any thread:
+    /// the server's waits take them too); `silence`, how long it has said nothing. Why
+    /// the server ends, when it does.
+    pub fn check(&self, has_beaten: bool, silence: Duration) -> Option<String> {
         let limit = self.limit?;
-        (self.heard_beat && silence >= limit).then(|| {
+        (has_beaten && silence >= limit).then(|| {
             format!(
                 "the application has not been heard from for {:.1} s (it beats every 0.5 s): it ended or is cut off from this server; ending (OFFLOAD_MPI_ORPHAN_TIMEOUT={:.0})",
                 silence.as_secs_f64(),
@@ -46,15 +42,15 @@ mod tests {
 
     #[test]
     fn silence_ends_a_server_only_after_a_beat_and_past_the_limit() {
-        let mut o = Orphan::new(Some(10 * S));
+        let o = Orphan::new(Some(10 * S));
         assert_eq!(
-            o.check(0, 100 * S),
+            o.check(false, 100 * S),
             None,
             "no beat yet: an application without beats"
         );
-        assert_eq!(o.check(3, Duration::ZERO), None);
-        assert_eq!(o.check(0, 9 * S), None, "within the limit");
-        let why = o.check(0, 10 * S).expect("past the limit");
+        assert_eq!(o.check(true, Duration::ZERO), None);
+        assert_eq!(o.check(true, 9 * S), None, "within the limit");
+        let why = o.check(true, 10 * S).expect("past the limit");
         assert!(
             why.contains("10.0 s") && why.contains("OFFLOAD_MPI_ORPHAN_TIMEOUT=10"),
             "{why}"
@@ -63,8 +59,8 @@ mod tests {
 
     #[test]
     fn no_limit_never_ends_a_server() {
-        let mut o = Orphan::new(None);
-        assert_eq!(o.check(1, Duration::ZERO), None);
-        assert_eq!(o.check(0, 100_000 * S), None);
+        let o = Orphan::new(None);
+        assert_eq!(o.check(true, Duration::ZERO), None);
+        assert_eq!(o.check(true, 100_000 * S), None);
     }
 }
