@@ -30,6 +30,14 @@ const BUFFER: usize = 1 << 20;
 /// Output past it is still read, found by the offset at `everything`'s look.
 const WINDOW: usize = 16 << 30;
 
+/// Where the window is asked to go: far from where a process's own mappings go (the
+/// top-down mmap area below the stack, the heap above the program). An application's
+/// remote memory, and a record's on replay, must be placed at the application's own
+/// addresses on the server; a 16 GiB window among the server's libraries took such an
+/// address in about one job in 60 (16 GiB of the 1 TiB the mmap area's start is
+/// randomised over: "address ... is taken here").
+const WINDOW_AT: usize = 0x2000_0000_0000;
+
 pub struct Capture {
     file: OwnedFd,
     window: *const u8,
@@ -63,17 +71,23 @@ impl Capture {
         if unsafe { libc::ftruncate(fd, WINDOW as libc::off_t) } != 0 {
             return None;
         }
-        // SAFETY: a shared read-only mapping of our file, anywhere.
-        let window = unsafe {
+        // SAFETY: a shared read-only mapping of our file at `WINDOW_AT` if that range is
+        // free (MAP_FIXED_NOREPLACE never replaces a mapping; a kernel before 4.17 takes
+        // the address as a hint), else anywhere.
+        let map = |at: usize, fixed: libc::c_int| unsafe {
             libc::mmap(
-                std::ptr::null_mut(),
+                at as *mut libc::c_void,
                 WINDOW,
                 libc::PROT_READ,
-                libc::MAP_SHARED | libc::MAP_NORESERVE,
+                libc::MAP_SHARED | libc::MAP_NORESERVE | fixed,
                 fd,
                 0,
             )
         };
+        let mut window = map(WINDOW_AT, libc::MAP_FIXED_NOREPLACE);
+        if window == libc::MAP_FAILED {
+            window = map(0, 0);
+        }
         if window == libc::MAP_FAILED {
             return None;
         }
