@@ -201,7 +201,7 @@ impl Transport {
 
     /// Notes that `rank` was heard from now.
     fn note_heard(&self, rank: i32) {
-        if let Some(h) = usize::try_from(rank).ok().and_then(|r| self.heard.get(r)) {
+        if let Some(h) = of_rank(&self.heard, rank) {
             h.fetch_max(self.opened.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
     }
@@ -209,34 +209,27 @@ impl Transport {
     /// How long `rank` has said nothing (no message, no heartbeat); since the transport
     /// opened when never.
     pub fn silence(&self, rank: i32) -> Duration {
-        let heard = usize::try_from(rank)
-            .ok()
-            .and_then(|r| self.heard.get(r))
-            .map_or(0, |h| h.load(Ordering::Relaxed));
+        let heard = of_rank(&self.heard, rank).map_or(0, |h| h.load(Ordering::Relaxed));
         self.opened
             .elapsed()
             .saturating_sub(Duration::from_nanos(heard))
     }
 
-    /// Takes the heartbeats `rank` sent (each a sign of life); says how many.
-    pub fn take_heartbeats(&self, rank: i32) -> usize {
+    /// Takes the heartbeats `rank` sent (each a sign of life), counting them.
+    pub fn take_heartbeats(&self, rank: i32) {
         let mut taken = 0;
         while let Ok(Some(_)) = self.take(rank, TAG_HEARTBEAT) {
             taken += 1;
         }
-        if let Some(b) = usize::try_from(rank).ok().and_then(|r| self.beats.get(r)) {
-            b.fetch_add(taken as u64, Ordering::Relaxed);
+        if let Some(b) = of_rank(&self.beats, rank) {
+            b.fetch_add(taken, Ordering::Relaxed);
         }
-        taken
     }
 
     /// Whether a heartbeat of `rank` was ever taken (by any of the waits that take
     /// them, not only the caller's).
     pub fn has_beaten(&self, rank: i32) -> bool {
-        usize::try_from(rank)
-            .ok()
-            .and_then(|r| self.beats.get(r))
-            .is_some_and(|b| b.load(Ordering::Relaxed) > 0)
+        of_rank(&self.beats, rank).is_some_and(|b| b.load(Ordering::Relaxed) > 0)
     }
 
     /// A message of `source` with `tag` if one has come (received whole, within the
@@ -746,6 +739,11 @@ struct Backoff {
 const SPIN_POLLS: u32 = 256;
 /// While spinning, the clock is read at one poll in this many.
 pub(crate) const LOOK_EVERY: u32 = 32;
+
+/// `rank`'s entry of a per-rank table (none for a rank outside the world).
+fn of_rank(per_rank: &[AtomicU64], rank: i32) -> Option<&AtomicU64> {
+    usize::try_from(rank).ok().and_then(|r| per_rank.get(r))
+}
 
 /// How long a wait on a transfer of `bytes` polls before it sleeps.
 fn transfer_polling(bytes: usize) -> Duration {

@@ -67,10 +67,8 @@ pub fn start(beat: Arc<Beat>, ranks: Vec<i32>, send: impl Fn(i32) -> bool + Send
             gap: HEARTBEAT,
         })
         .collect();
-    for s in schedule.iter_mut() {
-        let ok = send(s.rank);
-        s.went(ok, start);
-    }
+    // Every server is due at the start.
+    beat_due(&mut schedule, &send, start);
     let spawned = std::thread::Builder::new()
         .name("offload-mpi-beat".into())
         .spawn(move || loop {
@@ -79,14 +77,18 @@ pub fn start(beat: Arc<Beat>, ranks: Vec<i32>, send: impl Fn(i32) -> bool + Send
             if *stopped {
                 return;
             }
-            let now = Instant::now();
-            for s in schedule.iter_mut().filter(|s| s.next <= now) {
-                let ok = send(s.rank);
-                s.went(ok, now);
-            }
+            beat_due(&mut schedule, &send, Instant::now());
         });
     if let Err(e) = spawned {
         crate::plugin::foundation::flags::trace(|| format!("MPI: no heartbeat thread: {e}"));
+    }
+}
+
+/// Beats to each server of `schedule` whose next beat is due at `now`.
+fn beat_due(schedule: &mut [Schedule], send: &impl Fn(i32) -> bool, now: Instant) {
+    for s in schedule.iter_mut().filter(|s| s.next <= now) {
+        let ok = send(s.rank);
+        s.went(ok, now);
     }
 }
 
