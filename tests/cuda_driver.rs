@@ -384,7 +384,7 @@ fn the_device_path_runs_against_a_mock_driver() {
     kernel.launch(&config, &args).unwrap();
     assert_eq!(mock.get("grid"), 4 * 10000 + 3 * 100 + 1, "x, y, then 1");
     assert_eq!(mock.get("block"), 128 * 10000 + 2 * 100 + 1);
-    assert_eq!(mock.last_args(), args.bytes);
+    assert_eq!(mock.last_args(), &*args.bytes);
     assert_eq!(mock.get("last_cooperative"), 0);
     assert_eq!(mock.get("bad_extra"), 0);
 
@@ -416,7 +416,7 @@ fn the_device_path_runs_against_a_mock_driver() {
         1,
         "cuLaunchKernelEx with the attribute"
     );
-    assert_eq!(mock.last_args(), args.bytes);
+    assert_eq!(mock.last_args(), &*args.bytes);
     assert_eq!(
         kernel.max_cooperative_groups(&config).unwrap(),
         (2048 / 256) * 108
@@ -553,7 +553,7 @@ fn streams_and_events_run_against_a_mock_driver() {
             None,
         )
         .unwrap();
-    assert_eq!(mock.last_args(), args.bytes);
+    assert_eq!(mock.last_args(), &*args.bytes);
 
     // Events: timed by the driver; a stream waits on them; a host event is refused.
     let start = stream.record().unwrap();

@@ -71,23 +71,16 @@ fn not_a_platform(handle: usize, name: &str) -> Error {
 }
 
 /// Looks a user-owned handle (queue, event, program, symbol) up in its table of live
-/// objects; a destroyed or made-up one gets `code`.
-pub(crate) fn live<T, H>(
+/// objects (through the thread's cache, as `with_live`); a destroyed or made-up one gets
+/// `code`.
+pub(crate) fn live<T: Send + Sync + 'static, H>(
     table: &HandleTable<T>,
     handle: *mut H,
     name: &str,
     kind: &str,
     code: ErrorCode,
 ) -> Result<Arc<T>> {
-    if handle.is_null() {
-        return Err(null_handle(name));
-    }
-    table.get(handle as usize).ok_or_else(|| {
-        Error::new(
-            code,
-            format!("{name} {handle:p} is not a live {kind} (destroyed already, or never created)"),
-        )
-    })
+    with_live(table, handle, name, kind, code, |object| Ok(object.clone()))
 }
 
 /// Runs `f` with the live object a user-owned handle names, without taking a reference

@@ -6,10 +6,9 @@
 //! ordered block index, then checked here.
 
 use super::padded::Padded;
+use crate::plugin::foundation::int_hash::IntMap;
 use crate::plugin::AllocKind;
 use parking_lot::Mutex;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// What the manager knows about a live allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,32 +45,8 @@ const SHARD_BITS: u32 = 6;
 const SHARD_START_CAPACITY: usize = 48;
 const SHARDS: usize = 1 << SHARD_BITS;
 
-/// Hashes a base address (a `usize`, 64-byte aligned) with one multiplication. The
-/// constant differs from `shard_of`'s so that keys within a shard still differ in the
-/// high bits the map uses for its control bytes.
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `usize` keys are hashed; fold anything else in, byte by byte.
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
-        }
-    }
-
-    #[inline]
-    fn write_usize(&mut self, addr: usize) {
-        self.0 = ((addr as u64) >> 6).wrapping_mul(0xD6E8_FEB8_6659_FD93);
-    }
-}
-
 /// One shard: live allocations by base address, under one lock.
-type Shard = Padded<Mutex<HashMap<usize, Entry, BuildHasherDefault<AddrHasher>>>>;
+type Shard = Padded<Mutex<IntMap<usize, Entry>>>;
 
 pub(crate) struct Registry {
     shards: Box<[Shard]>,
@@ -90,7 +65,7 @@ impl Registry {
     pub(crate) fn new() -> Self {
         // Tables are made on a shard's first insert (`olInit` + `olShutDown` of a program
         // that allocates nothing then costs no table: 64 of them were a third of it).
-        let shard = || Padded(Mutex::new(HashMap::with_hasher(Default::default())));
+        let shard = || Padded(Mutex::new(IntMap::default()));
         Registry {
             shards: (0..SHARDS).map(|_| shard()).collect(),
         }

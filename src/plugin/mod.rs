@@ -7,6 +7,7 @@
 //! Bookkeeping shared by all backends (pooling, handle tables, validation) lives in
 //! `runtime` and `memory`, not here.
 
+pub mod arg_bytes;
 pub mod device_stream;
 pub mod foundation;
 pub mod fp;

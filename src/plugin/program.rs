@@ -1,5 +1,6 @@
 //! Programs (device images loaded on a device) and their kernels, as backends provide them.
 
+use super::arg_bytes::ArgBytes;
 use super::launch_check::{check_launch, LaunchLimits};
 use crate::plugin::foundation::c_enum::c_enum;
 use crate::plugin::foundation::error::Result;
@@ -97,7 +98,7 @@ impl LaunchConfig {
 /// parameters laid out as a C struct, exactly as `olLaunchKernel` received them.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct KernelArgs {
-    pub bytes: Vec<u8>,
+    pub bytes: ArgBytes,
     /// The launch said the bytes are the kernel's parameters as a C struct whatever the
     /// device's own convention (`OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS`): on the host
     /// device, a kernel of LLVM's convention is then called with the platform's C calling
@@ -106,10 +107,10 @@ pub struct KernelArgs {
 }
 
 impl KernelArgs {
-    /// Copies `bytes` (one allocation; launches are a hot path).
+    /// Copies `bytes` (in place when they are few: launches are a hot path).
     pub fn from_bytes(bytes: &[u8]) -> Self {
         KernelArgs {
-            bytes: bytes.to_vec(),
+            bytes: ArgBytes::copy_of(bytes),
             c_parameters: false,
         }
     }
@@ -128,7 +129,7 @@ impl KernelArgs {
         }
         bytes.resize(bytes.len().next_multiple_of(struct_align), 0);
         KernelArgs {
-            bytes,
+            bytes: bytes.into(),
             c_parameters: false,
         }
     }

@@ -3,11 +3,11 @@
 //! reused (not the object's address, which the allocator may hand out again), so a
 //! stale handle can never name a newer object, even across olShutDown and olInit.
 
+use crate::plugin::foundation::int_hash::IntMap;
 use crate::runtime::thread_copy::{with_thread_copy, ThreadCopy};
 use parking_lot::RwLock;
 use std::any::Any;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -50,13 +50,13 @@ fn forget_cached_on_this_thread() {
 }
 
 pub struct HandleTable<T> {
-    live: RwLock<HashMap<usize, Arc<T>>>,
+    live: RwLock<IntMap<usize, Arc<T>>>,
 }
 
 impl<T> Default for HandleTable<T> {
     fn default() -> Self {
         HandleTable {
-            live: RwLock::new(HashMap::new()),
+            live: RwLock::new(IntMap::default()),
         }
     }
 }

@@ -12,8 +12,8 @@ use crate::plugin::gpu_load::GpuDevice;
 use crate::plugin::ol::{self, Device, Program, Symbol};
 use crate::plugin::rr_region;
 use crate::report::policy::{self, Policy};
+use offload::plugin::foundation::int_hash::IntMap;
 use parking_lot::{Mutex, MutexGuard};
-use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::sync::LazyLock;
 
@@ -54,9 +54,9 @@ pub struct OmpDevice {
     pub handle: Device,
     pub table: MappingTable,
     /// Programs loaded from each library (keyed by descriptor address).
-    pub programs: HashMap<usize, Program>,
+    pub programs: IntMap<usize, Program>,
     /// Kernels by the region ID (host entry address) `__tgt_target_kernel` receives.
-    pub kernels: HashMap<usize, Symbol>,
+    pub kernels: IntMap<usize, Symbol>,
     /// On a GPU: its launch limits and kernel environments (`None`: the host
     /// convention, one call runs the whole region).
     pub gpu: Option<GpuDevice>,
@@ -198,8 +198,8 @@ impl State {
                     self.devices.push(OmpDevice {
                         handle: candidate,
                         table: MappingTable::default(),
-                        programs: HashMap::new(),
-                        kernels: HashMap::new(),
+                        programs: IntMap::default(),
+                        kernels: IntMap::default(),
                         gpu: GpuDevice::probe(candidate, &self.all),
                     });
                 }

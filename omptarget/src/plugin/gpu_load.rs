@@ -8,7 +8,7 @@ use crate::plugin::device_memory;
 use crate::plugin::gpu_limits::GpuLimits;
 use crate::plugin::kernel_env::{self, ExecMode, KernelEnv, KERNEL_ENV_SIZE};
 use crate::plugin::ol::{self, Device, Program};
-use std::collections::HashMap;
+use offload::plugin::foundation::int_hash::IntMap;
 use std::sync::LazyLock;
 
 /// What a GPU's OpenMP device keeps for launches.
@@ -19,7 +19,7 @@ pub struct GpuDevice {
     pub platform_index: u32,
     pub platform_devices: u32,
     /// Each loaded region's kernel environment, by region ID (host entry address).
-    pub kernels: HashMap<usize, KernelEnv>,
+    pub kernels: IntMap<usize, KernelEnv>,
 }
 
 /// The size of `DeviceEnvironmentTy`, the same in LLVM 19 and 22.
@@ -75,7 +75,7 @@ impl GpuDevice {
             }),
             platform_index: siblings.iter().position(|d| *d == device).unwrap_or(0) as u32,
             platform_devices: siblings.len() as u32,
-            kernels: HashMap::new(),
+            kernels: IntMap::default(),
         })
     }
 

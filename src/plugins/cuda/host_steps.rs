@@ -4,13 +4,13 @@
 //! the queue releases what its uncalled steps hold and says how many did not run.
 
 use crate::plugin::device_stream::HostStep;
+use crate::plugin::foundation::int_hash::IntMap;
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Every step handed to the driver and not yet called, by number.
-static WAITING: Mutex<Option<HashMap<usize, HostStep>>> = Mutex::new(None);
+static WAITING: Mutex<Option<IntMap<usize, HostStep>>> = Mutex::new(None);
 static NEXT: AtomicUsize = AtomicUsize::new(1);
 
 /// The steps one queue handed to the driver, by number (those called since are gone
@@ -24,7 +24,7 @@ impl QueueSteps {
         let number = NEXT.fetch_add(1, Ordering::Relaxed);
         WAITING
             .lock()
-            .get_or_insert_with(HashMap::new)
+            .get_or_insert_with(IntMap::default)
             .insert(number, step);
         self.0.lock().push(number);
         number as *mut c_void

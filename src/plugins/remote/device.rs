@@ -50,7 +50,7 @@ impl RemoteDevice {
             dynamic_shared: config.dyn_shared_memory as u64,
             cooperative: config.cooperative,
             c_parameters: args.c_parameters,
-            arguments: args.bytes,
+            arguments: args.bytes.into_vec(),
         };
         if stream != 0 {
             return self.session.post(self.rank, &request);

@@ -642,7 +642,7 @@ impl Server {
                     cooperative,
                 );
                 let args = KernelArgs {
-                    bytes: arguments,
+                    bytes: arguments.into(),
                     c_parameters,
                 };
                 // The one check the application's runtime makes too: a request is not
