@@ -466,9 +466,9 @@ impl Transport {
                 });
             }
             let lengths = self.wait_all(source, &mut requests, "receiving data", self.timeout)?;
-            for (got, want) in lengths.iter().zip(batch.chunks(step).map(<[u8]>::len)) {
-                if *got != want {
-                    return Err(fragment_mismatch(index, *got, want));
+            for (got, piece) in lengths.iter().zip(batch.chunks(step)) {
+                if *got != piece.len() {
+                    return Err(fragment_mismatch(index, *got, piece.len()).with_start(piece));
                 }
                 index += 1;
             }
@@ -707,8 +707,21 @@ fn fragment_mismatch(index: usize, got: usize, want: usize) -> Failure {
         };
     }
     Failure::failed(format!(
-        "a fragment of {got} bytes came where {want} were expected"
+        "a fragment of {got} bytes came where {want} were expected (fragment {index})"
     ))
+}
+
+impl Failure {
+    /// A mismatched fragment's first bytes as they landed, to tell data that came cut
+    /// differently from another message that took its place.
+    fn with_start(mut self, landed: &[u8]) -> Failure {
+        if !landed.is_empty() && self.kind != FailureKind::GaveUp {
+            let shown = &landed[..landed.len().min(8)];
+            let hex: Vec<String> = shown.iter().map(|b| format!("{b:02x}")).collect();
+            self.text += &format!("; it begins {}", hex.join(" "));
+        }
+        self
+    }
 }
 
 /// Abandons every request still open: whether MPI may still touch a buffer.
