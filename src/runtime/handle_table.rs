@@ -108,29 +108,46 @@ impl<T: Send + Sync + 'static> HandleTable<T> {
     /// from it too.
     pub fn with_live<R>(&self, handle: usize, f: impl FnOnce(&Arc<T>) -> R) -> Option<R> {
         let slot = (handle >> 4) % CACHE_SLOTS;
+        // Only the hit is inline: the rest is out of line, so that the code a warm call
+        // runs is short (the driver's own calls evict it between ours).
         let cached = with_thread_copy(
             &CACHE,
             &REMOVALS,
             (),
-            |slots| *slots = [const { None }; CACHE_SLOTS],
-            |slots, ()| {
-                if let Some((h, object)) = &slots[slot] {
-                    if *h == handle && object.is::<Arc<T>>() {
-                        return Some(object.clone());
-                    }
-                }
-                let object: Arc<dyn Any + Send + Sync> = Arc::new(self.get(handle)?);
-                slots[slot] = Some((handle, object.clone()));
-                Some(object)
+            forget_all,
+            |slots, ()| match &slots[slot] {
+                Some((h, object)) if *h == handle && object.is::<Arc<T>>() => Some(object.clone()),
+                _ => self.cache(handle, &mut slots[slot]),
             },
-            |()| {
-                self.get(handle)
-                    .map(|o| Arc::new(o) as Arc<dyn Any + Send + Sync>)
-            },
+            |()| self.uncached(handle),
         )?;
         // The cache holds the table's own `Arc`, so callers get `&Arc<T>`.
         cached.downcast_ref::<Arc<T>>().map(f)
     }
+
+    /// A lookup that missed the thread's cache: the table's object, kept in `slot`.
+    #[cold]
+    #[inline(never)]
+    fn cache(&self, handle: usize, slot: &mut CachedObject) -> Option<Arc<dyn Any + Send + Sync>> {
+        let object: Arc<dyn Any + Send + Sync> = Arc::new(self.get(handle)?);
+        *slot = Some((handle, object.clone()));
+        Some(object)
+    }
+
+    /// A lookup without the cache (it is in use by an outer call, or gone).
+    #[cold]
+    #[inline(never)]
+    fn uncached(&self, handle: usize) -> Option<Arc<dyn Any + Send + Sync>> {
+        self.get(handle)
+            .map(|o| Arc::new(o) as Arc<dyn Any + Send + Sync>)
+    }
+}
+
+/// Empties a thread's cache that some removal made stale.
+#[cold]
+#[inline(never)]
+fn forget_all(slots: &mut [CachedObject; CACHE_SLOTS]) {
+    *slots = [const { None }; CACHE_SLOTS];
 }
 
 #[cfg(test)]
