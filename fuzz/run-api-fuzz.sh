@@ -32,19 +32,14 @@ set -- "$corpus" "$root/tests/api_fuzz_corpus" -runs="$runs" -max_total_time="$s
 case "$where" in
   host) OFFLOAD_PLATFORMS=host "$bin" "$@" ;;
   remote)
-    server="$root/_install/bin/offload-mpi-device"
-    [ -x "$server" ] || { echo "no $server: build and install first (cmake --install)"; exit 1; }
-    # (The environment reaches both ranks of this one-node job; mpirun's -x before the
-    # first program would reach the server alone.)
     # The fuzzer has liboffload built in: the transport is the installed one. OpenMPI
     # keeps allocations of its start until exit: leaks are looked for at exit only, its
-    # own suppressed (c-tests/sanitizer/lsan.supp), not after every input.
+    # own suppressed (c-tests/sanitizer/lsan.supp), not after every input. Suppressing
+    # them needs their whole stacks: with the fast unwinder they end in one unnamed frame.
     set -- "$@" -detect_leaks=0
-    LSAN_OPTIONS="suppressions=$root/c-tests/sanitizer/lsan.supp" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:-fast_unwind_on_malloc=0}" \
+      LSAN_OPTIONS="suppressions=$root/c-tests/sanitizer/lsan.supp" \
       OMPI_MCA_mca_base_component_disable_dlclose=1 \
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OFFLOAD_PLATFORMS=mpi,host \
-      OFFLOAD_MPI_TRANSPORT="$root/_install/lib/liboffload_remote_mpi.so" \
-      OFFLOAD_FUZZ_DEVICE=remote sh "$root/c-tests/mpirun_isolated.sh" --oversubscribe \
-      --bind-to none -np 1 "$server" : -np 1 "$bin" "$@" ;;
+      sh "$here/beside-one-server.sh" "$root/_install" "$bin" "$@" ;;
   *) echo "usage: $0 host|remote RUNS [SECONDS]"; exit 2 ;;
 esac

@@ -25,26 +25,17 @@ cd "$root"
 triple=$(rustc -vV | sed -n 's/^host: //p')
 if [ "$asan" = 1 ]; then
   bin=$(CARGO_TARGET_DIR="$here/target-asan" RUSTFLAGS="-Zsanitizer=address -Cdebug-assertions -Coverflow-checks" \
-    cargo +nightly test --release --test api_fuzzing --target "$triple" --no-run 2>&1 |
-    sed -n 's/.*Executable tests\/api_fuzzing.rs (\(.*\))/\1/p')
+    sh "$here/api-fuzzing-bin.sh" +nightly --release --target "$triple")
 else
-  bin=$(cargo test --release --test api_fuzzing --no-run 2>&1 |
-    sed -n 's/.*Executable tests\/api_fuzzing.rs (\(.*\))/\1/p')
+  bin=$(sh "$here/api-fuzzing-bin.sh" --release)
 fi
-[ -n "$bin" ] || { echo "the test binary did not build"; exit 1; }
-case "$bin" in /*) ;; *) bin=$root/$bin ;; esac
 export OFFLOAD_FUZZ_FIRST="$first" OFFLOAD_FUZZ_INPUTS="$count" OFFLOAD_FUZZ_PROGRESS=50000
 case "$where" in
   host) OFFLOAD_PLATFORMS=host "$bin" --nocapture --color never ;;
   remote)
-    server="$root/_install/bin/offload-mpi-device"
-    [ -x "$server" ] || { echo "no $server: build and install first (cmake --install)"; exit 1; }
     if [ "$asan" = 1 ]; then
       export ASAN_OPTIONS="${ASAN_OPTIONS:-fast_unwind_on_malloc=0}" OMPI_MCA_mca_base_component_disable_dlclose=1 \
         LSAN_OPTIONS="suppressions=$root/c-tests/sanitizer/lsan.supp:print_suppressions=0"
     fi
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OFFLOAD_PLATFORMS=mpi,host \
-      OFFLOAD_MPI_TRANSPORT="$root/_install/lib/liboffload_remote_mpi.so" OFFLOAD_FUZZ_DEVICE=remote \
-      sh "$root/c-tests/mpirun_isolated.sh" --oversubscribe --bind-to none \
-      -np 1 "$server" : -np 1 "$bin" --nocapture --color never ;;
+    sh "$here/beside-one-server.sh" "$root/_install" "$bin" --nocapture --color never ;;
 esac

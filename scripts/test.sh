@@ -72,13 +72,9 @@ rm -f "$job_log"
 log "the API fuzzer on a remote device (its corpus and 1,000 inputs, under mpirun)"
 # The same test binary cargo built above, as the application of a job beside one device
 # server: a finding fails it, as on the host device.
-api_fuzz=$(cargo test --test api_fuzzing --no-run 2>&1 |
-  sed -n 's/.*Executable tests\/api_fuzzing.rs (\(.*\))/\1/p')
-case "$api_fuzz" in /*) ;; *) api_fuzz=$ROOT/$api_fuzz ;; esac
-if mpi_job_prints '^test result: ok. 1 passed' env OFFLOAD_PLATFORMS=mpi,host \
-  OFFLOAD_MPI_TRANSPORT="$PREFIX/lib/liboffload_remote_mpi.so" OFFLOAD_FUZZ_DEVICE=remote \
-  OFFLOAD_FUZZ_INPUTS=1000 sh "$ROOT/c-tests/mpirun_isolated.sh" --oversubscribe \
-  --bind-to none -np 1 "$PREFIX/bin/offload-mpi-device" : -np 1 "$api_fuzz" --color never; then
+api_fuzz=$(sh "$ROOT/fuzz/api-fuzzing-bin.sh")
+if mpi_job_prints '^test result: ok. 1 passed' env OFFLOAD_FUZZ_INPUTS=1000 \
+  sh "$ROOT/fuzz/beside-one-server.sh" "$PREFIX" "$api_fuzz" --color never; then
   grep "^test result" "$job_log" | tee -a "$results"
 else
   echo "the API fuzzer on a remote device failed" >&2
