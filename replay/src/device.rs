@@ -2,7 +2,7 @@
 
 use offload::capi::*;
 use std::ffi::{c_void, CString};
-use std::ptr::{null, null_mut};
+use std::ptr::null_mut;
 
 /// `result` as an error text naming `what`.
 fn check(result: ol_result_t, what: &str) -> Result<(), String> {
@@ -151,37 +151,8 @@ pub fn launch(l: &Launch) -> Result<(), String> {
         GroupSize: dims(l.group_size),
         DynSharedMemory: l.dyn_shared,
     };
-    let mut yes = true;
-    let properties = [
-        ol_kernel_launch_prop_t {
-            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS,
-            data: (&mut yes as *mut bool).cast(),
-        },
-        ol_kernel_launch_prop_t {
-            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_NONE,
-            data: null_mut(),
-        },
-    ];
-    let data: *const c_void = if l.args.is_empty() {
-        null()
-    } else {
-        l.args.as_ptr().cast()
-    };
-    let props = if l.c_parameters {
-        properties.as_ptr()
-    } else {
-        &properties[1]
-    };
     check(
-        olLaunchKernelWithProperties(
-            null_mut(),
-            l.device.handle,
-            l.kernel,
-            data,
-            l.args.len(),
-            &size,
-            props,
-        ),
+        launch_now_with_args(l.device.handle, l.kernel, l.args, &size, l.c_parameters),
         "olLaunchKernel",
     )
 }

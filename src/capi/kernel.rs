@@ -166,6 +166,49 @@ pub extern "C" fn olLaunchKernelWithProperties(
     )
 }
 
+/// For the Rust programs built on this API (offload-replay, libomptarget): a launch on no
+/// queue (done when it returns) with `args` as the argument buffer (NULL when empty),
+/// flagged as the kernel's parameters laid out as a C struct
+/// (`OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS`) when `c_parameters`.
+pub fn launch_now_with_args(
+    device: ol_device_handle_t,
+    kernel: ol_symbol_handle_t,
+    args: &[u8],
+    size: &ol_kernel_launch_size_args_t,
+    c_parameters: bool,
+) -> ol_result_t {
+    let mut yes = true;
+    let properties = [
+        ol_kernel_launch_prop_t {
+            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS,
+            data: (&mut yes as *mut bool).cast(),
+        },
+        ol_kernel_launch_prop_t {
+            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_NONE,
+            data: std::ptr::null_mut(),
+        },
+    ];
+    let data: *const c_void = if args.is_empty() {
+        null()
+    } else {
+        args.as_ptr().cast()
+    };
+    let properties = if c_parameters {
+        &properties[..]
+    } else {
+        &properties[1..]
+    };
+    olLaunchKernelWithProperties(
+        std::ptr::null_mut(),
+        device,
+        kernel,
+        data,
+        args.len(),
+        size,
+        properties.as_ptr(),
+    )
+}
+
 /// `olLaunchKernelWithProperties` with the caller's source location.
 #[no_mangle]
 pub extern "C" fn olLaunchKernelWithPropertiesWithCodeLoc(

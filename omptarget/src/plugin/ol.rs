@@ -394,32 +394,8 @@ pub fn launch_c_parameters(
     dyn_shared: usize,
 ) -> Result<()> {
     let size = size_args(blocks, threads, dyn_shared);
-    let mut yes = true;
-    let properties = [
-        ol_kernel_launch_prop_t {
-            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_C_PARAMETERS,
-            data: (&mut yes as *mut bool).cast(),
-        },
-        ol_kernel_launch_prop_t {
-            r#type: OL_KERNEL_LAUNCH_PROP_TYPE_NONE,
-            data: null_mut(),
-        },
-    ];
-    let data: *const c_void = if args.is_empty() {
-        null()
-    } else {
-        args.as_ptr().cast()
-    };
     check(
-        olLaunchKernelWithProperties(
-            null_mut(),
-            device.0,
-            kernel.0,
-            data,
-            args.len(),
-            &size,
-            properties.as_ptr(),
-        ),
+        launch_now_with_args(device.0, kernel.0, args, &size, true),
         "olLaunchKernelWithProperties",
     )
 }
