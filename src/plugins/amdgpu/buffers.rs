@@ -82,14 +82,6 @@ impl BlockCache {
             class: class.map(|(i, _)| i),
         }
     }
-
-    /// A kernel-argument segment holding `bytes` (written now: kernarg memory is
-    /// host-visible).
-    pub fn segment(self: &Arc<Self>, bytes: &[u8], gpus: &[super::ffi::Agent]) -> Result<Block> {
-        let mut segment = self.block(bytes.len(), gpus)?;
-        segment.as_mut_slice().copy_from_slice(bytes);
-        Ok(segment)
-    }
 }
 
 impl Drop for BlockCache {

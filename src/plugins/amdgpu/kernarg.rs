@@ -62,6 +62,13 @@ pub fn build_kernarg(
     explicit: &[u8],
     launch: &KernargLaunch,
 ) -> Result<Vec<u8>> {
+    let mut segment = vec![0u8; checked_kernarg_size(kernel)?];
+    write_kernarg(kernel, explicit, launch, &mut segment)?;
+    Ok(segment)
+}
+
+/// The segment's size in bytes (`kernarg_size`), refused past `MAX_KERNARG_SIZE`.
+pub fn checked_kernarg_size(kernel: &AmdgpuKernel) -> Result<usize> {
     let size = kernarg_size(kernel);
     if size > MAX_KERNARG_SIZE {
         return Err(Error::invalid_binary(format!(
@@ -70,13 +77,33 @@ pub fn build_kernarg(
             kernel.name
         )));
     }
+    Ok(size)
+}
+
+/// Lays the segment out in `segment` (`checked_kernarg_size` bytes, such as a recycled
+/// block of kernarg memory: zeroed here first), after checking the launch against the
+/// kernel.
+pub fn write_kernarg(
+    kernel: &AmdgpuKernel,
+    explicit: &[u8],
+    launch: &KernargLaunch,
+    segment: &mut [u8],
+) -> Result<()> {
     let shape = launch_shape(launch.dimensions, launch.num_groups, launch.group_size)
         .map_err(|e| e.context(format!("launching kernel {}", kernel.name)))?;
     check_group_fits(kernel, &shape)?;
     let used = explicit_size(kernel);
     check_explicit_len(kernel, explicit.len(), used)?;
-
-    let mut segment = vec![0u8; size];
+    let size = kernarg_size(kernel);
+    if segment.len() < size {
+        return Err(Error::invalid_argument(format!(
+            "kernel {}: a kernarg segment of {} bytes where {size} are needed",
+            kernel.name,
+            segment.len()
+        )));
+    }
+    let segment = &mut segment[..size];
+    segment.fill(0);
     // Bytes past `used` are the caller's struct padding: not copied, so the hidden
     // block starts zeroed whatever the caller left there.
     segment[..used].copy_from_slice(&explicit[..used]);
@@ -98,7 +125,7 @@ pub fn build_kernarg(
         let width = (arg.size as usize).min(value.len());
         segment[start..start + width].copy_from_slice(&value[..width]);
     }
-    Ok(segment)
+    Ok(())
 }
 
 /// What the kernel reads from a hidden argument for this launch. The grid is always a

@@ -18,7 +18,7 @@ use super::buffers::{Locked, Staging};
 use super::copy_plan::{plan_copy, CopyPlan};
 use super::device::{fill_repeated, fill_word, DeviceShared};
 use super::host_step::{HostSteps, Job};
-use super::kernarg::{build_kernarg, KernargLaunch};
+use super::kernarg::{checked_kernarg_size, write_kernarg, KernargLaunch};
 use super::kernel::AmdgpuKernel;
 use super::packet::{barrier_and_packet, dispatch_packet, DispatchParams};
 use super::queue::AqlQueue;
@@ -220,8 +220,9 @@ impl AmdgpuQueue {
             group_size: config.group_size,
             dynamic_shared,
         };
-        let bytes = build_kernarg(amd.metadata(), &args.bytes, &launch)?;
-        let segment = self.device.kernargs.segment(&bytes, &self.device.gpus)?;
+        let size = checked_kernarg_size(amd.metadata())?;
+        let mut segment = self.device.kernargs.block(size, &self.device.gpus)?;
+        write_kernarg(amd.metadata(), &args.bytes, &launch, segment.as_mut_slice())?;
         self.order_on_queue(st)?;
         let signal = self.device.signals.take()?;
         let packet = dispatch_packet(&DispatchParams {
@@ -235,7 +236,8 @@ impl AmdgpuQueue {
             completion_signal: signal.handle().handle,
         })?;
         self.queue.submit_dispatch(&packet)?;
-        self.finish(st, signal, vec![Box::new(segment), Box::new(kernel)], true);
+        // One box for both (an allocation less per launch); the segment is let go first.
+        self.finish(st, signal, vec![Box::new((segment, kernel))], true);
         Ok(())
     }
 
