@@ -67,7 +67,8 @@ for op in "${operations[@]}"; do
   out="$work/cg.out"
   # The test's verdict does not matter here (an older build may exceed today's table).
   OFFLOAD_COUNT_ONLY="$op" valgrind --tool=callgrind --callgrind-out-file="$out" \
-    --dump-instr=yes --compress-strings=no --compress-pos=no --collect-atstart=no --toggle-collect="${backend}_counted_rounds" "$bin" --test-threads=1 \
+    --dump-instr=yes --compress-strings=no --compress-pos=no --collect-atstart=no \
+    --toggle-collect="${backend}_counted_rounds" "$bin" --test-threads=1 \
     >"$work/log" 2>&1 || true
   [ -s "$out" ] || { echo "$op: no profile (see below)"; tail -20 "$work/log"; continue; }
   callgrind_annotate --inclusive=yes --threshold=100 "$out" >"$work/ann" 2>/dev/null

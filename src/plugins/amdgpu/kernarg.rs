@@ -80,9 +80,9 @@ pub fn checked_kernarg_size(kernel: &AmdgpuKernel) -> Result<usize> {
     Ok(size)
 }
 
-/// Lays the segment out in `segment` (`checked_kernarg_size` bytes, such as a recycled
-/// block of kernarg memory: zeroed here first), after checking the launch against the
-/// kernel.
+/// Lays the segment out in `segment` (the `checked_kernarg_size` bytes of a block of
+/// kernarg memory, maybe recycled: zeroed here first), after checking the launch against
+/// the kernel. A segment too short for an argument is refused, not written past.
 pub fn write_kernarg(
     kernel: &AmdgpuKernel,
     explicit: &[u8],
@@ -94,25 +94,25 @@ pub fn write_kernarg(
     check_group_fits(kernel, &shape)?;
     let used = explicit_size(kernel);
     check_explicit_len(kernel, explicit.len(), used)?;
-    let size = kernarg_size(kernel);
-    if segment.len() < size {
-        return Err(Error::invalid_argument(format!(
-            "kernel {}: a kernarg segment of {} bytes where {size} are needed",
-            kernel.name,
-            segment.len()
-        )));
-    }
-    let segment = &mut segment[..size];
+    let len = segment.len();
+    let too_short = |end: usize| {
+        Error::invalid_argument(format!(
+            "kernel {}: a kernarg segment of {len} bytes, where its arguments reach byte {end}",
+            kernel.name
+        ))
+    };
     segment.fill(0);
     // Bytes past `used` are the caller's struct padding: not copied, so the hidden
     // block starts zeroed whatever the caller left there.
-    segment[..used].copy_from_slice(&explicit[..used]);
+    segment
+        .get_mut(..used)
+        .ok_or_else(|| too_short(used))?
+        .copy_from_slice(&explicit[..used]);
     for arg in &kernel.args {
         let (ArgValueKind::Hidden(name), Some(hidden)) = (&arg.value_kind, arg.value_kind.hidden())
         else {
             continue;
         };
-        // `size` covers every argument's end, so the range is inside the segment.
         let start = arg.offset as usize;
         if start < used {
             return Err(Error::invalid_binary(format!(
@@ -123,7 +123,11 @@ pub fn write_kernarg(
         }
         let value = hidden_value(&hidden, &shape, launch).to_le_bytes();
         let width = (arg.size as usize).min(value.len());
-        segment[start..start + width].copy_from_slice(&value[..width]);
+        let end = start.saturating_add(width);
+        segment
+            .get_mut(start..end)
+            .ok_or_else(|| too_short(end))?
+            .copy_from_slice(&value[..width]);
     }
     Ok(())
 }
