@@ -34,6 +34,22 @@ static void read_current(void) {
 
 static void nothing(void *data) { (void)data; }
 
+/* Calls on a stream and an event of the primary context while the thread's current
+ * context is `when` (none, or another context of the same device): what the driver
+ * answers, 0 (CUDA_SUCCESS) where it uses the handle's context, 201
+ * (CUDA_ERROR_INVALID_CONTEXT) where it wants that one current. Our backend makes these
+ * calls without reading the thread's context and makes its own current only where the
+ * driver refuses them (src/plugins/cuda/context.rs, `on_handles`); the documentation says
+ * which only for a CUkernel launch. Output: PROBE <when> <call> <CUresult>. */
+static void probe_handle_context(const char *when, CUfunction empty, CUstream s, CUevent e) {
+  printf("PROBE %s cuLaunchKernel %d\n", when,
+         cu.launch_kernel(empty, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+  printf("PROBE %s cuLaunchHostFunc %d\n", when, cu.launch_host_func(s, nothing, NULL));
+  printf("PROBE %s cuEventRecord %d\n", when, cu.event_record(e, s));
+  printf("PROBE %s cuEventSynchronize %d\n", when, cu.event_synchronize(e));
+  printf("PROBE %s cuStreamSynchronize %d\n", when, cu.stream_synchronize(s));
+}
+
 /* ---- copies between pageable memory and pinned buffers on several threads ---------- */
 
 /* A team of threads that copy one range together; each size of team has its own
@@ -185,6 +201,33 @@ int main(int argc, char **argv) {
     }
     must(cu.stream_synchronize(nonblocking), "cuStreamSynchronize");
   });
+
+  /* The calls on a stream with no context current, then with another one. */
+  {
+    CUevent e;
+    must(cu.event_create(&e, 2 /* CU_EVENT_DISABLE_TIMING */), "cuEventCreate");
+    must(cu.ctx_set_current(NULL), "cuCtxSetCurrent");
+    probe_handle_context("no_context", empty, nonblocking, e);
+    if (cu.launch_kernel(empty, 1, 1, 1, 1, 1, 1, 0, nonblocking, NULL, NULL) == 0)
+      BENCH_MEDIAN("queued_launch_no_context_us", "us", 1e3 * 10000, 1, {
+        for (int k = 0; k < 10000; ++k)
+          LAUNCH(nonblocking);
+        cu.stream_synchronize(nonblocking);
+      });
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    CUresult (*ctx_create)(CUcontext *, unsigned, CUdevice) =
+        lib ? (CUresult(*)(CUcontext *, unsigned, CUdevice))dlsym(lib, "cuCtxCreate_v2") : NULL;
+    CUresult (*ctx_destroy)(CUcontext) =
+        lib ? (CUresult(*)(CUcontext))dlsym(lib, "cuCtxDestroy_v2") : NULL;
+    CUcontext other;
+    if (ctx_create != NULL && ctx_destroy != NULL && ctx_create(&other, 0, 0) == 0) {
+      probe_handle_context("another_context", empty, nonblocking, e);
+      must(ctx_destroy(other), "cuCtxDestroy");
+    }
+    must(cu.ctx_set_current(ctx), "cuCtxSetCurrent");
+    must(cu.stream_synchronize(nonblocking), "cuStreamSynchronize");
+    must(cu.event_destroy(e), "cuEventDestroy");
+  }
 
   /* Host functions. */
   BENCH_MEDIAN("host_function_blocking_stream_us", "us", 1e3, 100, {

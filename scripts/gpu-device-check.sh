@@ -191,7 +191,7 @@ fi
     echo "== bench_cuda_paths"; timeout 90 build/bench-c/bench_cuda_paths "$ptx" 2>&1
   fi
 } >"$OUT/bench.txt" 2>&1
-[ -e "$OUT/bench.txt" ] && grep -E '^== (bench_omp|ours against|bench_gpu_api on LLVM)|omp_gpu|^PAIR|devices|rror' "$OUT/bench.txt" | head -80
+[ -e "$OUT/bench.txt" ] && grep -E '^== (bench_omp|ours against|bench_gpu_api on LLVM)|omp_gpu|^PAIR|^PROBE|no_context|devices|rror' "$OUT/bench.txt" | head -80
 
 # 5. LLVM's own suites (built here into .dev/llvm-suites/ where LLVM's sources were at
 # hand; not part of this repository): each suite's run.sh LIBDIR OUT, on ours and on

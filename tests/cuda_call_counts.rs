@@ -29,22 +29,14 @@ const ROUNDS: i64 = 20;
 /// Driver calls per operation, at most: (operation, [(entry point, calls)]). An entry
 /// point not listed must not be called.
 const TABLE: Table = &[
-    (
-        "queued launch",
-        &[("cuCtxGetCurrent", 1), ("cuLaunchKernel", 1)],
-    ),
+    ("queued launch", &[("cuLaunchKernel", 1)]),
     (
         "launch + sync",
-        &[
-            ("cuCtxGetCurrent", 2),
-            ("cuLaunchKernel", 1),
-            ("cuStreamSynchronize", 1),
-        ],
+        &[("cuLaunchKernel", 1), ("cuStreamSynchronize", 1)],
     ),
     (
         "launch + event + sync",
         &[
-            ("cuCtxGetCurrent", 3),
             ("cuLaunchKernel", 1),
             ("cuStreamQuery", 1),
             ("cuEventRecord", 1),
@@ -53,16 +45,12 @@ const TABLE: Table = &[
     ),
     (
         "host function + sync",
-        &[
-            ("cuCtxGetCurrent", 2),
-            ("cuLaunchHostFunc", 1),
-            ("cuStreamSynchronize", 1),
-        ],
+        &[("cuLaunchHostFunc", 1), ("cuStreamSynchronize", 1)],
     ),
     (
         "program load + destroy",
         &[
-            ("cuCtxGetCurrent", 2),
+            ("cuCtxGetCurrent", 1),
             ("cuModuleLoadDataEx", 1),
             ("cuModuleUnload", 1),
         ],
@@ -70,7 +58,7 @@ const TABLE: Table = &[
     (
         "pinned copy + sync",
         &[
-            ("cuCtxGetCurrent", 2),
+            ("cuCtxGetCurrent", 1),
             ("cuPointerGetAttribute", 1),
             ("cuMemcpyAsync", 1),
             ("cuStreamSynchronize", 1),
@@ -81,7 +69,7 @@ const TABLE: Table = &[
     (
         "pageable copy to the device + sync",
         &[
-            ("cuCtxGetCurrent", 10),
+            ("cuCtxGetCurrent", 1),
             ("cuPointerGetAttribute", 1),
             ("cuStreamWaitValue32_v2", 3),
             ("cuMemcpyAsync", 3),
@@ -93,7 +81,7 @@ const TABLE: Table = &[
     (
         "pageable copy from the device + sync",
         &[
-            ("cuCtxGetCurrent", 8),
+            ("cuCtxGetCurrent", 1),
             ("cuPointerGetAttribute", 1),
             ("cuStreamWaitValue32_v2", 2),
             ("cuMemcpyAsync", 3),

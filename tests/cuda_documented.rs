@@ -3,6 +3,7 @@
 //! behaviour it depends on.
 
 mod cuda_support;
+mod stand_in_calls;
 
 use cuda_support::{build_mock_driver, Mock};
 use offload::plugin::foundation::error::Error;
@@ -141,30 +142,36 @@ fn after_a_fault_polling_reports_it_and_unrun_host_functions_are_released() {
     );
 }
 
+/// The calling thread's current context in the stand-in (`void *mock_current(void)`).
+fn current_context(mock: &Mock) -> *mut std::ffi::c_void {
+    // SAFETY: `void *mock_current(void)` in the stand-in.
+    unsafe {
+        let f = mock
+            .library
+            .get::<unsafe extern "C" fn() -> *mut std::ffi::c_void>(b"mock_current")
+            .unwrap();
+        f()
+    }
+}
+
 /// The driver acts on the calling thread's current context, which the application's
 /// own CUDA code (the runtime API on another GPU, say) relies on: every call that made
-/// the device's context current makes the caller's current again.
-#[test]
-fn the_callers_current_context_is_kept() {
+/// the device's context current makes the caller's current again. Whether a call on a
+/// stream or an event uses the handle's context or needs it current is not documented
+/// (`handle_context`: the stand-in's reading, see its header); under either reading the
+/// queue's work runs and the caller's context stays.
+fn the_callers_current_context_is_kept(tag: &str, handle_context: i64) {
     let Some(StandIn {
         mock, gpu, program, ..
-    }) = open("current")
+    }) = open(tag)
     else {
         return;
     };
+    mock.call(b"mock_set_handle_context", handle_context);
     let mut theirs = 0u64;
     let theirs = &mut theirs as *mut u64 as *mut std::ffi::c_void;
     mock.call(b"mock_set_current", theirs);
-    let current = || {
-        // SAFETY: `void *mock_current(void)` in the stand-in.
-        unsafe {
-            let f = mock
-                .library
-                .get::<unsafe extern "C" fn() -> *mut std::ffi::c_void>(b"mock_current")
-                .unwrap();
-            f()
-        }
-    };
+    let current = || current_context(&mock);
     let p = gpu
         .allocate(4096, offload::plugin::AllocKind::Device)
         .unwrap();
@@ -173,19 +180,96 @@ fn the_callers_current_context_is_kept() {
     gpu.copy_to_device(p, data.as_ptr() as usize, 64).unwrap();
     assert_eq!(current(), theirs, "after a copy");
     let stream = gpu.create_stream().unwrap();
-    stream
-        .enqueue("olLaunchKernel", launch(&program, "scale", 0), None)
-        .unwrap();
-    stream.synchronize().unwrap();
-    let event = stream.record().unwrap();
-    event.synchronize().unwrap();
-    assert_eq!(current(), theirs, "after a queue's work");
+    let kernel = program.kernel("scale").unwrap();
+    // The second round makes nothing (the kernel's parameters are known, the event is
+    // the pool's): only calls on the queue's handles.
+    for round in 0..2 {
+        let switches_before = mock.get("ctx_sets");
+        let op = StreamOp::Launch {
+            kernel: kernel.clone(),
+            config: LaunchConfig::new(1, [1; 3], [32, 1, 1], 0, false),
+            args: KernelArgs::default(),
+        };
+        stream.enqueue("olLaunchKernel", op, None).unwrap();
+        stream.synchronize().unwrap();
+        let event = stream.record().unwrap();
+        event.synchronize().unwrap();
+        drop(event);
+        assert_eq!(current(), theirs, "after a queue's work");
+        let switches = mock.get("ctx_sets") - switches_before;
+        if round == 1 && handle_context == 1 {
+            assert_eq!(
+                switches, 0,
+                "the handles' context is used: no switch needed"
+            );
+        } else if round == 1 {
+            assert!(
+                switches > 0,
+                "refused calls ran again with the context current"
+            );
+        }
+    }
     drop(gpu.load_program(PTX).unwrap());
     assert_eq!(current(), theirs, "after a program's load and unload");
     gpu.free(p, 4096, offload::plugin::AllocKind::Device)
         .unwrap();
     assert_eq!(current(), theirs, "after cuMemFree");
     assert!(mock.get("ctx_sets") > 0);
+}
+
+#[test]
+fn the_callers_current_context_is_kept_where_handles_need_theirs_current() {
+    the_callers_current_context_is_kept("current-strict", 0);
+}
+
+#[test]
+fn the_callers_current_context_is_kept_where_handles_carry_theirs() {
+    the_callers_current_context_is_kept("current-lenient", 1);
+}
+
+/// A thread with no context current: its first call on a queue is refused by the driver
+/// (`CUDA_ERROR_INVALID_CONTEXT`, under the stand-in's stricter reading) and made again
+/// with the device's context current, which stays current as the CUDA runtime's first
+/// call leaves a primary context; from then on a queue's calls are the driver calls
+/// alone, without reading the thread's context (issue 34: the raw driver path's calls).
+#[test]
+fn a_threads_first_queue_call_makes_the_context_current_and_later_ones_read_nothing() {
+    let Some(StandIn {
+        mock, gpu, program, ..
+    }) = open("fresh-thread")
+    else {
+        return;
+    };
+    let stream = gpu.create_stream().unwrap();
+    // The kernel's parameters are asked for here, so the thread's first call is the launch.
+    stream
+        .enqueue("olLaunchKernel", launch(&program, "scale", 0), None)
+        .unwrap();
+    stream.synchronize().unwrap();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                assert!(current_context(&mock).is_null(), "a new thread has none");
+                stream
+                    .enqueue("olLaunchKernel", launch(&program, "scale", 0), None)
+                    .unwrap();
+                assert_eq!(mock.get("current_is_primary"), 1);
+                stand_in_calls::reset_calls(&mock.library);
+                stream
+                    .enqueue("olLaunchKernel", launch(&program, "scale", 0), None)
+                    .unwrap();
+                stream.synchronize().unwrap();
+                let calls = stand_in_calls::call_list(&mock.library);
+                let names: Vec<&str> = calls.iter().map(|(name, _)| name.as_str()).collect();
+                assert!(
+                    !names.contains(&"cuCtxGetCurrent") && !names.contains(&"cuCtxSetCurrent"),
+                    "{calls:?}"
+                );
+                assert!(names.contains(&"cuLaunchKernel"), "{calls:?}");
+            })
+            .join()
+            .unwrap();
+    });
 }
 
 /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: "the sum of this value and the

@@ -14,6 +14,12 @@
  *   as the "API synchronization behavior" page says: host to device waits for the stream
  *   before copying, device to host returns once copied.
  * - Events made with CU_EVENT_DISABLE_TIMING cannot be timed (CUDA_ERROR_INVALID_HANDLE).
+ * - Streams, events and modules belong to the context current when they were made. Whose context
+ *   a call on one of them uses, the thread's current one or the handle's, the
+ *   documentation says only for a CUkernel launch (the stream's); the stand-in takes the
+ *   stricter reading by default: the handle's context must be current, else
+ *   CUDA_ERROR_INVALID_CONTEXT. mock_set_handle_context(1) takes the other: the handle's
+ *   context is used whatever is current, none included.
  * - Dynamic shared memory: a launch whose static + dynamic shared memory is above
  *   48 KiB needs the function's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES raised
  *   to cover its dynamic part; "big_static" has 40 KiB of static shared memory.
@@ -75,6 +81,7 @@ static unsigned last_grid[3], last_block[3];
 static unsigned char last_args[256];
 static size_t last_args_size;
 static __thread CUcontext current;
+static int handle_context; /* mock_set_handle_context */
 static __thread int on_callback_thread;
 static int counter_global = 41;
 static int sticky;      /* the context's sticky error, 0 while none */
@@ -128,6 +135,8 @@ void mock_set_current(void *c) { current = c; }
 /* A GPU without virtual memory management (attribute 102 answers 0). */
 void mock_set_vmm(long long on) { vmm_supported = on; }
 void *mock_current(void) { return current; }
+/* 0: a stream's or event's calls need its context current; 1: they use its context. */
+void mock_set_handle_context(long long on) { handle_context = (int)on; }
 
 /* Host functions must not call CUDA: counts the calls made from the callback thread. */
 #define ENTRY                                                                              \
@@ -135,6 +144,10 @@ void *mock_current(void) { return current; }
     if (on_callback_thread) __atomic_add_fetch(&callback_thread_calls_driver, 1, __ATOMIC_RELAXED); \
   } while (0)
 #define NEED_CONTEXT ENTRY; if (!current) return INVALID_CONTEXT;
+/* A call on stream, event or module `h` (of a context; NULL: the current context's stream). */
+#define ON_CONTEXT_OF(h)                                                                   \
+  ENTRY;                                                                                   \
+  if ((h) == NULL ? !current : !handle_context && (h)->ctx != current) return INVALID_CONTEXT;
 #define STICKY if (__atomic_load_n(&sticky, __ATOMIC_ACQUIRE)) return sticky;
 
 /* Calls of each entry point, counted at entry (tests/cuda_call_counts.rs); the callback
@@ -224,11 +237,13 @@ struct command {
   struct command *next;
 };
 struct stream {
+  CUcontext ctx;
   struct command *head, **tail;
   int busy, destroyed;
   long pending;
 };
-struct event { unsigned flags; long recorded, completed; double at; int live; };
+struct module { CUcontext ctx; };
+struct event { CUcontext ctx; unsigned flags; long recorded, completed; double at; int live; };
 
 static struct stream *streams[256];
 static int nstreams;
@@ -750,7 +765,9 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *opt
     }
     jit_log(n, options, values, 3, "mock JIT: 1 kernel compiled");
   }
-  *m = malloc(1);
+  struct module *loaded = malloc(sizeof *loaded);
+  loaded->ctx = current;
+  *m = loaded;
   if (magic != 0xBA55ED50u && memcmp(text, "\x7f" "ELF", 4) != 0 && strstr(text, "__init_array_object_"))
     ctor_module = *m;
   __atomic_add_fetch(&live_modules, 1, __ATOMIC_RELAXED);
@@ -760,7 +777,13 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, int *opt
 CUresult cuModuleLoadData(CUmodule *m, const void *image) { COUNTED
   return cuModuleLoadDataEx(m, image, 0, NULL, NULL);
 }
-CUresult cuModuleUnload(CUmodule m) { COUNTED NEED_CONTEXT if (m == ctor_module) ctor_module = NULL; free(m); __atomic_sub_fetch(&live_modules, 1, __ATOMIC_RELAXED); return SUCCESS; }
+CUresult cuModuleUnload(CUmodule m) { COUNTED
+  ON_CONTEXT_OF((struct module *)m)
+  if (m == ctor_module) ctor_module = NULL;
+  free(m);
+  __atomic_sub_fetch(&live_modules, 1, __ATOMIC_RELAXED);
+  return SUCCESS;
+}
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) { COUNTED
   ENTRY;
   for (int i = 0; i < NKERNELS; i++)
@@ -804,7 +827,7 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *offset, size_t *size
 }
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                        unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
-  NEED_CONTEXT STICKY
+  ON_CONTEXT_OF(s) STICKY
   int i = function_index(f);
   pthread_mutex_lock(&lock);
   last_grid[0] = gx; last_grid[1] = gy; last_grid[2] = gz;
@@ -859,6 +882,7 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int b
 CUresult cuStreamCreate(CUstream *out, unsigned flags) { COUNTED
   NEED_CONTEXT STICKY (void)flags;
   struct stream *s = calloc(1, sizeof *s);
+  s->ctx = current;
   s->tail = &s->head;
   pthread_t t;
   pthread_mutex_lock(&lock);
@@ -879,19 +903,19 @@ CUresult cuStreamDestroy_v2(CUstream s) { COUNTED
   return SUCCESS;
 }
 CUresult cuStreamSynchronize(CUstream s) { COUNTED
-  NEED_CONTEXT
+  ON_CONTEXT_OF(s)
   if (s) { pthread_mutex_lock(&lock); drain(s); pthread_mutex_unlock(&lock); }
   STICKY return SUCCESS;
 }
 CUresult cuStreamQuery(CUstream s) { COUNTED
-  NEED_CONTEXT STICKY
+  ON_CONTEXT_OF(s) STICKY
   pthread_mutex_lock(&lock);
   long pending = s ? s->pending : 0;
   pthread_mutex_unlock(&lock);
   return pending ? NOT_READY : SUCCESS;
 }
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned f) { COUNTED
-  NEED_CONTEXT STICKY (void)f;
+  ON_CONTEXT_OF(s) STICKY (void)f;
   pthread_mutex_lock(&lock);
   long target = e->recorded;
   pthread_mutex_unlock(&lock);
@@ -904,13 +928,14 @@ CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, unsigned value, un
   return submit(s, (struct command){.kind = C_WAIT_VALUE, .dst = addr, .value = value});
 }
 CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *data) { COUNTED
-  NEED_CONTEXT STICKY
+  ON_CONTEXT_OF(s) STICKY
   if (!s) { pthread_mutex_lock(&lock); call_back(fn, data); pthread_mutex_unlock(&lock); return SUCCESS; }
   return enqueue(s, (struct command){.kind = C_HOST, .fn = fn, .data = data});
 }
 CUresult cuEventCreate(CUevent *e, unsigned flags) { COUNTED
   NEED_CONTEXT STICKY
   *e = calloc(1, sizeof **e);
+  (*e)->ctx = current;
   (*e)->flags = flags;
   (*e)->live = 1;
   events_created++;
@@ -919,21 +944,22 @@ CUresult cuEventCreate(CUevent *e, unsigned flags) { COUNTED
   return SUCCESS;
 }
 CUresult cuEventRecord(CUevent e, CUstream s) { COUNTED
-  NEED_CONTEXT STICKY
+  ON_CONTEXT_OF(s) STICKY
+  if (e->ctx != (s ? s->ctx : current)) return INVALID_HANDLE; /* another context's event */
   pthread_mutex_lock(&lock);
   long target = ++e->recorded;
   pthread_mutex_unlock(&lock);
   return submit(s, (struct command){.kind = C_RECORD, .event = e, .target = target});
 }
 CUresult cuEventSynchronize(CUevent e) { COUNTED
-  NEED_CONTEXT
+  ON_CONTEXT_OF(e)
   pthread_mutex_lock(&lock);
   while (e->completed < e->recorded && !sticky) pthread_cond_wait(&changed, &lock);
   pthread_mutex_unlock(&lock);
   STICKY return SUCCESS;
 }
 CUresult cuEventQuery(CUevent e) { COUNTED
-  NEED_CONTEXT STICKY
+  ON_CONTEXT_OF(e) STICKY
   pthread_mutex_lock(&lock);
   int pending = e->completed < e->recorded;
   pthread_mutex_unlock(&lock);

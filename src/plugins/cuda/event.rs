@@ -30,16 +30,16 @@ impl CudaEvent {
         stream: CuStream,
         timing: Timing,
     ) -> Result<CudaEvent> {
-        let _current = context.make_current()?;
-        let idle =
-            timing == Timing::Timed && matches!(context.driver().stream_query(stream), Ok(true));
+        let driver = context.driver();
+        let idle = timing == Timing::Timed
+            && matches!(context.on_handles(|| driver.stream_query(stream)), Ok(true));
         let event = CudaEvent {
             context: context.clone(),
-            event: context.events().take(context.driver(), timing)?,
+            event: context.events().take(context, timing)?,
             timing,
             complete_at_record: idle,
         };
-        context.driver().event_record(event.event, stream)?;
+        context.on_handles(|| driver.event_record(event.event, stream))?;
         Ok(event)
     }
 
@@ -54,13 +54,13 @@ impl StreamEvent for CudaEvent {
         if self.complete_at_record {
             return Ok(true);
         }
-        let _current = self.context.make_current()?;
-        self.context.driver().event_query(self.event)
+        self.context
+            .on_handles(|| self.context.driver().event_query(self.event))
     }
 
     fn synchronize(&self) -> Result<()> {
-        let _current = self.context.make_current()?;
-        self.context.driver().event_synchronize(self.event)
+        self.context
+            .on_handles(|| self.context.driver().event_synchronize(self.event))
     }
 
     fn elapsed_ms(&self, end: &dyn StreamEvent) -> Result<f32> {
@@ -120,12 +120,14 @@ impl EventPool {
         }
     }
 
-    /// An event of `timing`: a pooled one, else a new one (the context is current).
-    pub fn take(&self, driver: &Driver, timing: Timing) -> Result<CuEvent> {
+    /// An event of `timing` of `context` (whose pool this is): a pooled one, else a new
+    /// one, made with the context current (an event belongs to the current context).
+    pub fn take(&self, context: &PrimaryContext, timing: Timing) -> Result<CuEvent> {
         if let Some(event) = self.list(timing).lock().pop() {
             return Ok(event);
         }
-        driver.event_create(match timing {
+        let _current = context.make_current()?;
+        context.driver().event_create(match timing {
             Timing::Timed => EVENT_DEFAULT,
             Timing::Untimed => EVENT_DISABLE_TIMING,
         })

@@ -68,8 +68,7 @@ impl Drop for Module {
     fn drop(&mut self) {
         let unloaded = self
             .context
-            .make_current()
-            .and_then(|_current| self.context.driver().module_unload(self.handle));
+            .on_handles(|| self.context.driver().module_unload(self.handle));
         if let Err(e) = unloaded {
             trace(|| format!("CUDA: unloading a module: {e}"));
         }

@@ -116,8 +116,8 @@ impl OpHooks for CudaQueue {
         config: &LaunchConfig,
         args: KernelArgs,
     ) -> Result<()> {
-        let _current = self.context.make_current()?;
-        kernel.launch_on(self.stream, config, &args)
+        self.context
+            .on_handles(|| kernel.launch_on(self.stream, config, &args))
     }
 }
 
@@ -133,15 +133,16 @@ impl StreamHooks for CudaQueue {
 
     /// On the driver's callback thread, as a `cuLaunchHostFunc` callback.
     fn host_step(&self, _name: &'static str, step: HostStep) -> Result<()> {
-        let _current = self.context.make_current()?;
         let data = self.steps.hand_out(step);
-        // SAFETY: `run_host_step` takes `data` as the number of a kept step and calls no
-        // CUDA; it never dereferences it.
-        let queued = unsafe {
-            self.context
-                .driver()
-                .launch_host_func(self.stream, run_host_step, data)
-        };
+        let queued = self.context.on_handles(|| {
+            // SAFETY: `run_host_step` takes `data` as the number of a kept step and calls
+            // no CUDA; it never dereferences it.
+            unsafe {
+                self.context
+                    .driver()
+                    .launch_host_func(self.stream, run_host_step, data)
+            }
+        });
         if queued.is_err() {
             self.steps.take_back(data);
         }
@@ -155,17 +156,20 @@ impl StreamHooks for CudaQueue {
     }
 
     fn wait(&self, event: &Arc<CudaEvent>) -> Result<()> {
-        let _current = self.context.make_current()?;
-        self.context
-            .driver()
-            .stream_wait_event(self.stream, event.handle())
+        self.context.on_handles(|| {
+            self.context
+                .driver()
+                .stream_wait_event(self.stream, event.handle())
+        })
     }
 
     /// After a fault, the host steps the driver will not call are released and counted.
     fn synchronize(&self) -> Result<()> {
-        let _current = self.context.make_current()?;
         let gates = self.gates.in_use();
-        match self.context.driver().stream_synchronize(self.stream) {
+        let synchronized = self
+            .context
+            .on_handles(|| self.context.driver().stream_synchronize(self.stream));
+        match synchronized {
             Ok(()) => {
                 self.steps.all_called();
                 self.gates.passed(gates);
@@ -185,8 +189,8 @@ impl StreamHooks for CudaQueue {
 
     /// `cuStreamQuery`: after a fault it answers the context's error on every call.
     fn is_idle(&self) -> Result<bool> {
-        let _current = self.context.make_current()?;
-        self.context.driver().stream_query(self.stream)
+        self.context
+            .on_handles(|| self.context.driver().stream_query(self.stream))
     }
 
     fn native_handle(&self) -> usize {
