@@ -215,10 +215,12 @@ int main(int argc, char **argv) {
         cu.stream_synchronize(nonblocking);
       });
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    CUresult (*ctx_create)(CUcontext *, unsigned, CUdevice) =
-        lib ? (CUresult(*)(CUcontext *, unsigned, CUdevice))dlsym(lib, "cuCtxCreate_v2") : NULL;
-    CUresult (*ctx_destroy)(CUcontext) =
-        lib ? (CUresult(*)(CUcontext))dlsym(lib, "cuCtxDestroy_v2") : NULL;
+    CUresult (*ctx_create)(CUcontext *, unsigned, CUdevice) = NULL;
+    CUresult (*ctx_destroy)(CUcontext) = NULL;
+    if (lib != NULL) {
+      *(void **)(&ctx_create) = dlsym(lib, "cuCtxCreate_v2");
+      *(void **)(&ctx_destroy) = dlsym(lib, "cuCtxDestroy_v2");
+    }
     CUcontext other;
     if (ctx_create != NULL && ctx_destroy != NULL && ctx_create(&other, 0, 0) == 0) {
       probe_handle_context("another_context", empty, nonblocking, e);
