@@ -91,7 +91,19 @@ pub fn write_kernarg(
 ) -> Result<()> {
     let shape = launch_shape(launch.dimensions, launch.num_groups, launch.group_size)
         .map_err(|e| e.context(format!("launching kernel {}", kernel.name)))?;
-    check_group_fits(kernel, &shape)?;
+    write_shaped_kernarg(kernel, explicit, &shape, launch.dynamic_shared, segment)
+}
+
+/// `write_kernarg` for a launch whose `shape` the caller has checked already (the
+/// dispatch packet takes the same one).
+pub fn write_shaped_kernarg(
+    kernel: &AmdgpuKernel,
+    explicit: &[u8],
+    shape: &LaunchShape,
+    dynamic_shared: u32,
+    segment: &mut [u8],
+) -> Result<()> {
+    check_group_fits(kernel, shape)?;
     let used = explicit_size(kernel);
     check_explicit_len(kernel, explicit.len(), used)?;
     let len = segment.len();
@@ -121,7 +133,7 @@ pub fn write_kernarg(
                 kernel.name
             )));
         }
-        let value = hidden_value(&hidden, &shape, launch).to_le_bytes();
+        let value = hidden_value(&hidden, shape, dynamic_shared).to_le_bytes();
         let width = (arg.size as usize).min(value.len());
         let end = start.saturating_add(width);
         segment
@@ -136,12 +148,12 @@ pub fn write_kernarg(
 /// whole number of groups, so there is no partial group and the remainders are 0; the
 /// launch has no global offset; and this runtime provides no printf or hostcall buffer,
 /// device-side queue, heap or apertures, so those pointers are 0 (null) as in LLVM's plugin.
-fn hidden_value(hidden: &HiddenArg, shape: &LaunchShape, launch: &KernargLaunch) -> u64 {
+fn hidden_value(hidden: &HiddenArg, shape: &LaunchShape, dynamic_shared: u32) -> u64 {
     match *hidden {
         HiddenArg::BlockCount(d) => shape.num_groups.get(d).copied().map_or(0, u64::from),
         HiddenArg::GroupSize(d) => shape.group_size.get(d).copied().map_or(0, u64::from),
         HiddenArg::GridDims => u64::from(shape.dimensions),
-        HiddenArg::DynamicLdsSize => u64::from(launch.dynamic_shared),
+        HiddenArg::DynamicLdsSize => u64::from(dynamic_shared),
         _ => 0,
     }
 }

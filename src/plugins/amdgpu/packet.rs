@@ -167,7 +167,16 @@ pub fn launch_shape(
 /// caller writes the rest, then stores `header_word` with release ordering).
 pub fn dispatch_packet(params: &DispatchParams) -> Result<KernelDispatchPacket> {
     let shape = launch_shape(params.dimensions, params.num_groups, params.group_size)?;
-    Ok(KernelDispatchPacket {
+    Ok(shaped_dispatch_packet(&shape, params))
+}
+
+/// `dispatch_packet` for a launch whose `shape` the caller has checked already (the
+/// kernarg segment takes the same one); `params`' own extents are not read.
+pub fn shaped_dispatch_packet(
+    shape: &LaunchShape,
+    params: &DispatchParams,
+) -> KernelDispatchPacket {
+    KernelDispatchPacket {
         header: DISPATCH_HEADER,
         setup: shape.dimensions << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
         workgroup_size: shape.group_size,
@@ -179,7 +188,7 @@ pub fn dispatch_packet(params: &DispatchParams) -> Result<KernelDispatchPacket> 
         kernarg_address: params.kernarg_address,
         reserved2: 0,
         completion_signal: params.completion_signal,
-    })
+    }
 }
 
 /// A barrier-AND packet waiting for up to five signals (handles; 0 = no signal).

@@ -18,9 +18,9 @@ use super::buffers::{Locked, Staging};
 use super::copy_plan::{plan_copy, CopyPlan};
 use super::device::{fill_repeated, fill_word, DeviceShared};
 use super::host_step::{HostSteps, Job};
-use super::kernarg::{checked_kernarg_size, write_kernarg, KernargLaunch};
+use super::kernarg::{checked_kernarg_size, write_shaped_kernarg};
 use super::kernel::AmdgpuKernel;
-use super::packet::{barrier_and_packet, dispatch_packet, DispatchParams};
+use super::packet::{barrier_and_packet, launch_shape, shaped_dispatch_packet, DispatchParams};
 use super::queue::AqlQueue;
 use super::signal::PooledSignal;
 use crate::plugin::device_stream::{DeviceStream, HostErrors, HostStep, Opener, StreamHooks};
@@ -214,27 +214,33 @@ impl AmdgpuQueue {
                 self.device.facts.lds_size
             )));
         };
-        let launch = KernargLaunch {
-            dimensions: config.dimensions,
-            num_groups: config.num_groups,
-            group_size: config.group_size,
-            dynamic_shared,
-        };
+        // Checked once for the kernarg segment and the packet alike.
+        let shape = launch_shape(config.dimensions, config.num_groups, config.group_size)
+            .map_err(|e| e.context(format!("launching kernel {}", kernel.name())))?;
         let size = checked_kernarg_size(amd.metadata())?;
         let mut segment = self.device.kernargs.block(size, &self.device.gpus)?;
-        write_kernarg(amd.metadata(), &args.bytes, &launch, segment.as_mut_slice())?;
+        write_shaped_kernarg(
+            amd.metadata(),
+            &args.bytes,
+            &shape,
+            dynamic_shared,
+            segment.as_mut_slice(),
+        )?;
         self.order_on_queue(st)?;
         let signal = self.device.signals.take()?;
-        let packet = dispatch_packet(&DispatchParams {
-            dimensions: config.dimensions,
-            num_groups: config.num_groups,
-            group_size: config.group_size,
-            private_segment_size: private_segment(&object),
-            group_segment_size: group_segment,
-            kernel_object: object.kernel_object,
-            kernarg_address: segment.address() as u64,
-            completion_signal: signal.handle().handle,
-        })?;
+        let packet = shaped_dispatch_packet(
+            &shape,
+            &DispatchParams {
+                dimensions: config.dimensions,
+                num_groups: config.num_groups,
+                group_size: config.group_size,
+                private_segment_size: private_segment(&object),
+                group_segment_size: group_segment,
+                kernel_object: object.kernel_object,
+                kernarg_address: segment.address() as u64,
+                completion_signal: signal.handle().handle,
+            },
+        );
         self.queue.submit_dispatch(&packet)?;
         // One box for both (an allocation less per launch); the segment is let go first.
         self.finish(st, signal, vec![Box::new((segment, kernel))], true);
