@@ -10,7 +10,7 @@
 
 use super::stream::{
     dispatch_op, keep_first_failure, own_event_arc, run_host_work, wait_by_host_step, Guard,
-    OpHooks, Stream, StreamEvent, StreamOp,
+    HostWork, OpHooks, Stream, StreamEvent, StreamOp,
 };
 use crate::plugin::foundation::error::{Error, Result};
 use parking_lot::Mutex;
@@ -19,8 +19,50 @@ use std::sync::Arc;
 /// Where a stream's host steps keep their first failure until the next synchronize.
 pub type HostErrors = Arc<Mutex<Option<Error>>>;
 
-/// A host step as a hook receives it: it cannot fail or panic (both are caught and kept).
-pub type HostStep = Box<dyn FnOnce() + Send>;
+/// A host step as a hook receives it. Running it (`run`) never fails or unwinds: the
+/// work's failure or panic is kept for the stream's next synchronize. One value, not a
+/// closure around the work: a host function costs the one allocation of its work.
+pub struct HostStep(Step);
+
+enum Step {
+    /// Work whose failure the stream keeps.
+    Kept {
+        name: &'static str,
+        work: HostWork,
+        errors: HostErrors,
+    },
+    /// The backend's own step, which cannot fail (a release of what a copy read).
+    Infallible(Box<dyn FnOnce() + Send>),
+}
+
+impl HostStep {
+    /// The backend's own step that cannot fail.
+    pub fn infallible(step: impl FnOnce() + Send + 'static) -> HostStep {
+        HostStep(Step::Infallible(Box::new(step)))
+    }
+
+    /// Runs the step on the calling thread.
+    pub fn run(self) {
+        match self.0 {
+            Step::Kept { name, work, errors } => {
+                keep_first_failure(&errors, name, run_host_work(work))
+            }
+            Step::Infallible(step) => step(),
+        }
+    }
+
+    /// The work alone, for a backend whose host-step runner catches and keeps failures
+    /// in the same `HostErrors` itself.
+    pub fn into_work(self) -> HostWork {
+        match self.0 {
+            Step::Kept { work, .. } => work,
+            Step::Infallible(step) => Box::new(move || {
+                step();
+                Ok(())
+            }),
+        }
+    }
+}
 
 /// Opens a gate (`StreamHooks::gate`).
 pub type Opener = Box<dyn FnOnce() + Send>;
@@ -86,11 +128,12 @@ impl<H: StreamHooks> DeviceStream<H> {
         let Some(work) = dispatch_op(&self.hooks, op)? else {
             return Ok(());
         };
-        let errors = self.host_errors.clone();
-        self.hooks.host_step(
+        let step = HostStep(Step::Kept {
             name,
-            Box::new(move || keep_first_failure(&errors, name, run_host_work(work))),
-        )
+            work,
+            errors: self.host_errors.clone(),
+        });
+        self.hooks.host_step(name, step)
     }
 }
 

@@ -446,12 +446,10 @@ impl StreamHooks for AmdgpuQueue {
         }
     }
 
+    /// The host-step thread keeps the work's failure in this stream's `host_errors`, the
+    /// ones the generic stream gave it.
     fn host_step(&self, name: &'static str, step: HostStep) -> Result<()> {
-        let work: HostWork = Box::new(move || {
-            step();
-            Ok(())
-        });
-        self.enqueue_host_step(&mut self.state.lock(), name, work)
+        self.enqueue_host_step(&mut self.state.lock(), name, step.into_work())
     }
 
     fn record(&self) -> Result<AmdgpuEvent> {

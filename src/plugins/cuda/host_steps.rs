@@ -59,6 +59,6 @@ fn take(number: usize) -> Option<HostStep> {
 pub unsafe extern "C" fn run_host_step(data: *mut c_void) {
     // The generic stream made the step one that neither fails nor unwinds.
     if let Some(step) = take(data as usize) {
-        step();
+        step.run();
     }
 }

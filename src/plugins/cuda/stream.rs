@@ -98,7 +98,7 @@ impl OpHooks for CudaQueue {
                     let seed = repeated(&pattern, size);
                     driver.memcpy_htod_async(dst, seed.as_ptr() as usize, size, self.stream)?;
                     // The copy reads `seed` when the stream reaches it: keep it until then.
-                    self.host_step("olMemFill", Box::new(move || drop(seed)))?;
+                    self.host_step("olMemFill", HostStep::infallible(move || drop(seed)))?;
                 }
                 FillStep::Replicate { dst, src, size } => {
                     driver.memcpy_dtod_async(dst, src, size, self.stream)?
