@@ -62,9 +62,36 @@ pub fn u64_at(data: &[u8], offset: u64, endian: Endian) -> Option<u64> {
 /// `data` and is valid UTF-8.
 pub fn cstr_at(data: &[u8], offset: u64) -> Option<&str> {
     let start = usize::try_from(offset).ok()?;
-    let rest = data.get(start..)?;
-    let end = rest.iter().position(|&b| b == 0)?;
-    std::str::from_utf8(&rest[..end]).ok()
+    let text = std::ffi::CStr::from_bytes_until_nul(data.get(start..)?).ok()?;
+    text.to_str().ok()
+}
+
+/// The bytes before the first NUL, or all of `data` where it has none. The search reads
+/// a word at a time (the standard library's `memchr`), not a byte: PTX text can be
+/// megabytes, and a load looks for its end more than once.
+pub fn before_nul(data: &[u8]) -> &[u8] {
+    match std::ffi::CStr::from_bytes_until_nul(data) {
+        Ok(text) => text.to_bytes(),
+        Err(_) => data,
+    }
+}
+
+/// Whether `needle` occurs in `haystack` (the C library's `memmem`, vectorised; no UTF-8
+/// check of a text that may be megabytes).
+pub fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
+    if needle.is_empty() {
+        return true;
+    }
+    // SAFETY: both pointers and lengths come from live slices; memmem only reads them.
+    let found = unsafe {
+        libc::memmem(
+            haystack.as_ptr().cast(),
+            haystack.len(),
+            needle.as_ptr().cast(),
+            needle.len(),
+        )
+    };
+    !found.is_null()
 }
 
 /// Rounds `value` up to a multiple of `align` (a power of two, or 0/1 for none).
@@ -113,5 +140,18 @@ mod tests {
         assert_eq!(align_up(9, 8), Some(16));
         assert_eq!(align_up(u64::MAX, 8), None);
         assert_eq!(hex_prefix(&[0xde, 0xad]), "[de ad]");
+    }
+
+    #[test]
+    fn text_ends_at_the_first_nul_and_is_searched_as_bytes() {
+        assert_eq!(before_nul(b"ab\0cd\0"), b"ab");
+        assert_eq!(before_nul(b"abc"), b"abc");
+        assert_eq!(before_nul(b"\0"), b"");
+        assert_eq!(before_nul(b""), b"");
+        let long = [vec![b'x'; 100_000], b"nvptx$device$init\xff".to_vec()].concat();
+        assert!(contains_bytes(&long, b"nvptx$device$init"));
+        assert!(!contains_bytes(&long, b"nvptx$device$fini"));
+        assert!(!contains_bytes(b"ab", b"abc"));
+        assert!(contains_bytes(b"", b""));
     }
 }

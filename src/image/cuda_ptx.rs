@@ -1,6 +1,7 @@
 //! CUDA PTX text: version, target (`sm_XX`), address size, and each `.entry` kernel with
 //! its parameter list. Only declarations are read; instructions are skipped.
 
+use super::bytes::before_nul;
 use crate::plugin::foundation::error::{Error, Result};
 use std::borrow::Cow;
 
@@ -92,8 +93,7 @@ pub fn parse_ptx_header(bytes: &[u8]) -> Result<PtxHeader> {
 }
 
 fn ptx_text(bytes: &[u8]) -> Result<&str> {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    std::str::from_utf8(&bytes[..end]).map_err(|e| bad(format!("not UTF-8 text ({e})")))
+    std::str::from_utf8(before_nul(bytes)).map_err(|e| bad(format!("not UTF-8 text ({e})")))
 }
 
 /// Reads `.version`, `.target` and `.address_size` from `lines` (comments already

@@ -1,6 +1,6 @@
 //! Which container or object format a byte string is, from its first bytes alone.
 
-use super::bytes::hex_prefix;
+use super::bytes::{before_nul, hex_prefix};
 use crate::plugin::foundation::error::{Error, Result};
 
 /// `\x7fELF`.
@@ -53,17 +53,19 @@ pub fn detect_format(bytes: &[u8]) -> ImageFormat {
 }
 
 /// PTX is text with a `.version` and a `.target` directive before any code. Trailing NULs
-/// are allowed because PTX embedded in containers is usually NUL-terminated.
+/// are allowed because PTX embedded in containers is usually NUL-terminated. Only the
+/// lines up to `.target` are read (and must be UTF-8): a module can be megabytes, and
+/// reading the header is what tells it apart; the PTX reader checks the rest.
 fn looks_like_ptx(bytes: &[u8]) -> bool {
-    let text_end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    if bytes[text_end..].iter().any(|&b| b != 0) {
+    let text = before_nul(bytes);
+    if bytes[text.len()..].iter().any(|&b| b != 0) {
         return false;
     }
-    let Ok(text) = std::str::from_utf8(&bytes[..text_end]) else {
-        return false;
-    };
     let mut seen_version = false;
-    for line in text.lines() {
+    for line in text.split(|&b| b == b'\n') {
+        let Ok(line) = std::str::from_utf8(line) else {
+            return false;
+        };
         let line = line.trim_start();
         if line.starts_with(".version") {
             seen_version = true;
@@ -133,6 +135,25 @@ mod tests {
             ImageFormat::Unrecognised
         );
         assert_eq!(detect_format(b""), ImageFormat::Unrecognised);
+        // Junk after the NUL, or a header that is not text: no PTX.
+        assert_eq!(
+            detect_format(b".version 7.0\n.target sm_80\n\0x"),
+            ImageFormat::Unrecognised
+        );
+        assert_eq!(
+            detect_format(b".version 7.0\xff\n.target sm_80\n"),
+            ImageFormat::Unrecognised
+        );
+    }
+
+    /// Only the header is read to tell PTX apart; a body that is not UTF-8 is the PTX
+    /// reader's error, which says so.
+    #[test]
+    fn ptx_is_told_by_its_header_and_its_body_checked_by_the_reader() {
+        let ptx = b".version 7.0\n.target sm_80\n.visible .entry k()\n{\n\xff ret;\n}\n\0";
+        assert_eq!(detect_format(ptx), ImageFormat::CudaPtx);
+        let e = crate::image::parse_ptx_header(ptx).unwrap_err();
+        assert!(e.details.contains("not UTF-8 text"), "{}", e.details);
     }
 
     #[test]

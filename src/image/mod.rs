@@ -29,7 +29,7 @@ pub use amdgpu_target::{
     generic_members, parse_target_id, processor_name, processor_runs_on, AmdgpuTarget,
     FeatureSetting,
 };
-pub use bytes::Endian;
+pub use bytes::{before_nul, contains_bytes, Endian};
 pub use compat::{select_for, DeviceArch, DeviceTarget, LoadableKind, SelectedImage};
 pub use cubin::{minimal_cubin, parse_cubin, Cubin};
 pub use cuda_ptx::{parse_ptx, parse_ptx_header, PtxEntry, PtxHeader, PtxModule, PtxParam};

@@ -61,11 +61,11 @@ pub fn construct(
     let Some(convention) = Convention::of(backend) else {
         return Ok(None);
     };
-    let has = |init| {
-        let kernel = convention.kernel(init);
-        may_define(image, kernel) && program.symbol_kind(kernel) == Some(SymbolKind::Kernel)
+    let named = may_define(image, [convention.kernel(true), convention.kernel(false)]);
+    let has = |init: bool, named: bool| {
+        named && program.symbol_kind(convention.kernel(init)) == Some(SymbolKind::Kernel)
     };
-    let (has_init, has_fini) = (has(true), has(false));
+    let (has_init, has_fini) = (has(true, named[0]), has(false, named[1]));
     if !has_init && !has_fini {
         return Ok(None);
     }
@@ -128,22 +128,23 @@ impl Destructors {
     }
 }
 
-/// Whether `image` may define `name`. An ELF image's symbol table says, and so does PTX
-/// text, which names every kernel it defines; anything else (a fatbin, say) may, and the
-/// driver is asked. Asking the driver for a name the module lacks costs two failed
-/// lookups (a function, then a global), each with the context made current, on every
-/// load of an image without constructors.
-fn may_define(image: &[u8], name: &str) -> bool {
-    use crate::image::ImageFormat;
+/// Whether `image` may define each of `names`. An ELF image's symbol table says, and so
+/// does PTX text, which names every kernel it defines; anything else (a fatbin, say) may,
+/// and the driver is asked. Asking the driver for a name the module lacks costs two
+/// failed lookups (a function, then a global), each with the context made current, on
+/// every load of an image without constructors. The image is read once for all names.
+fn may_define<const N: usize>(image: &[u8], names: [&str; N]) -> [bool; N] {
+    use crate::image::{before_nul, contains_bytes, ImageFormat};
     match crate::image::detect_format(image) {
-        ImageFormat::Elf => {
-            crate::image::symbol_names(image).map_or(true, |names| names.iter().any(|n| n == name))
-        }
+        ImageFormat::Elf => match crate::image::symbol_names(image) {
+            Ok(symbols) => names.map(|name| symbols.iter().any(|s| s == name)),
+            Err(_) => [true; N],
+        },
         ImageFormat::CudaPtx => {
-            let end = image.iter().position(|&b| b == 0).unwrap_or(image.len());
-            std::str::from_utf8(&image[..end]).map_or(true, |text| text.contains(name))
+            let text = before_nul(image);
+            names.map(|name| contains_bytes(text, name.as_bytes()))
         }
-        _ => true,
+        _ => [true; N],
     }
 }
 
@@ -290,15 +291,15 @@ mod tests {
     fn only_images_that_may_name_a_kernel_are_asked_about_it() {
         let ptx = b".version 7.0\n.target sm_80\n.address_size 64\n\
             .visible .entry nvptx$device$init()\n{\n\tret;\n}\n";
-        assert!(may_define(ptx, "nvptx$device$init"));
-        assert!(!may_define(ptx, "nvptx$device$fini"));
+        let both = ["nvptx$device$init", "nvptx$device$fini"];
+        assert_eq!(may_define(ptx, both), [true, false]);
         let plain = b".version 7.0\n.target sm_80\n.address_size 64\n";
-        assert!(!may_define(plain, "nvptx$device$init"));
+        assert_eq!(may_define(plain, both), [false, false]);
         // Bytes whose names cannot be read (a fatbin, compressed): the driver is asked.
-        assert!(may_define(
-            &[0x50, 0xed, 0x55, 0xba, 1, 0, 0x10, 0],
-            "nvptx$device$init"
-        ));
+        assert_eq!(
+            may_define(&[0x50, 0xed, 0x55, 0xba, 1, 0, 0x10, 0], both),
+            [true, true]
+        );
     }
 
     #[test]
