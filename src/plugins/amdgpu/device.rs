@@ -75,6 +75,8 @@ impl DeviceShared {
 
 pub struct AmdgpuDevice {
     shared: Arc<DeviceShared>,
+    /// The device as image selection sees it (made once: its label is formatted).
+    target: DeviceTarget,
     /// Memory placed at an address (`allocate_at`).
     placements: Placements,
 }
@@ -121,8 +123,12 @@ impl AmdgpuDevice {
             next_queue: AtomicUsize::new(0),
             hsa,
         };
+        let isa = &shared.facts.isa;
+        let target = DeviceTarget::amdgpu(isa.processor.clone(), isa.xnack, isa.sramecc)
+            .with_label(shared.label());
         Ok(AmdgpuDevice {
             shared: Arc::new(shared),
+            target,
             placements: Placements::default(),
         })
     }
@@ -132,10 +138,8 @@ impl AmdgpuDevice {
     }
 
     /// The device as image selection sees it.
-    pub fn target(&self) -> DeviceTarget {
-        let isa = &self.shared.facts.isa;
-        DeviceTarget::amdgpu(isa.processor.clone(), isa.xnack, isa.sramecc)
-            .with_label(self.shared.label())
+    pub fn target(&self) -> &DeviceTarget {
+        &self.target
     }
 
     fn hsa(&self) -> &Hsa {
@@ -275,7 +279,7 @@ impl plugin::Device for AmdgpuDevice {
     }
 
     fn check_image(&self, image: &[u8]) -> Result<()> {
-        select_for(image, &self.target()).map(|_| ())
+        select_for(image, self.target()).map(|_| ())
     }
 
     /// `load_program` chooses the image with the same `select_for`.
@@ -284,7 +288,7 @@ impl plugin::Device for AmdgpuDevice {
     }
 
     fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
-        let selected = select_for(image, &self.target())?;
+        let selected = select_for(image, self.target())?;
         let program = AmdgpuProgram::load(
             self.shared.clone(),
             selected.bytes(image),

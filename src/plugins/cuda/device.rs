@@ -21,6 +21,8 @@ use std::sync::Arc;
 pub struct CudaDevice {
     context: Arc<PrimaryContext>,
     facts: Arc<DeviceFacts>,
+    /// The device as image selection sees it (made once: its label is formatted).
+    target: DeviceTarget,
     /// Memory placed at an address (`allocate_at`).
     placements: Placements,
 }
@@ -34,6 +36,7 @@ impl CudaDevice {
         let context = PrimaryContext::retain(driver, device)?;
         Ok(CudaDevice {
             context: Arc::new(context),
+            target: DeviceTarget::cuda(facts.sm()).with_label(facts.label()),
             facts: Arc::new(facts),
             placements: Placements::default(),
         })
@@ -53,8 +56,8 @@ impl CudaDevice {
     }
 
     /// The device as image selection sees it.
-    pub fn target(&self) -> DeviceTarget {
-        DeviceTarget::cuda(self.facts.sm()).with_label(self.facts.label())
+    pub fn target(&self) -> &DeviceTarget {
+        &self.target
     }
 
     /// Waits for the legacy NULL stream (the synchronous operations' stream).
@@ -215,7 +218,7 @@ impl plugin::Device for CudaDevice {
     }
 
     fn check_image(&self, image: &[u8]) -> Result<()> {
-        select_for(image, &self.target()).map(|_| ())
+        select_for(image, self.target()).map(|_| ())
     }
 
     /// `load_program` chooses the image with the same `select_for`.
@@ -224,7 +227,7 @@ impl plugin::Device for CudaDevice {
     }
 
     fn load_program(&self, image: &[u8]) -> Result<Arc<dyn Program>> {
-        let selected = select_for(image, &self.target())?;
+        let selected = select_for(image, self.target())?;
         let module = Module::load(
             self.context.clone(),
             &self.facts,
