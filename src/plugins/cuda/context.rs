@@ -5,8 +5,8 @@
 //! programs, later its streams) drops it. Driver calls act on the context current on the
 //! calling thread, so each entry point makes this one current first (`make_current`):
 //! the threads calling in are the application's, and anything may have changed theirs.
-//! Calls whose handles tie them to this context (a stream's or an event's) skip that
-//! read and make it current only when the driver refuses them (`on_handles`).
+//! Calls whose handles tie them to this context (a stream's, an event's, a module's)
+//! skip that read and make it current only when the driver refuses them (`on_handles`).
 
 use super::driver::Driver;
 use super::event::EventPool;
