@@ -360,7 +360,8 @@ mod tests {
 
     #[test]
     fn metadata_to_kernels() {
-        let doc = decode_document(&kernel_doc(true)).unwrap();
+        let bytes = kernel_doc(true);
+        let doc = decode_document(&bytes).unwrap();
         let k = kernels_of(&doc).unwrap();
         assert_eq!(
             (
@@ -402,7 +403,8 @@ mod tests {
 
     #[test]
     fn missing_required_key_names_kernel_and_key() {
-        let doc = decode_document(&kernel_doc(false)).unwrap();
+        let bytes = kernel_doc(false);
+        let doc = decode_document(&bytes).unwrap();
         let e = kernels_of(&doc).unwrap_err();
         assert!(
             e.details.contains("kernel 0") && e.details.contains(".symbol"),

@@ -2,7 +2,9 @@
 //!
 //! `rmp` decodes markers and fixed-width numbers; this module builds a small value tree
 //! with limits that untrusted input cannot exceed: nesting depth, and element counts that
-//! must each be backed by at least one remaining input byte.
+//! must each be backed by at least one remaining input byte. Strings and byte strings
+//! borrow from the input: an AMDGPU code object's metadata is hundreds of them, read at
+//! every program load.
 
 use std::collections::HashSet;
 
@@ -13,22 +15,22 @@ use rmp::Marker;
 const MAX_DEPTH: u32 = 32;
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum MsgValue {
+pub enum MsgValue<'a> {
     Nil,
     Bool(bool),
     /// Every integer, signed or not, widened.
     Int(i128),
     Float(f64),
-    Str(String),
-    Bin(Vec<u8>),
-    Array(Vec<MsgValue>),
+    Str(&'a str),
+    Bin(&'a [u8]),
+    Array(Vec<MsgValue<'a>>),
     /// Keys in document order; duplicates are rejected while reading.
-    Map(Vec<(MsgValue, MsgValue)>),
-    Ext(i8, Vec<u8>),
+    Map(Vec<(MsgValue<'a>, MsgValue<'a>)>),
+    Ext(i8, &'a [u8]),
 }
 
-impl MsgValue {
-    pub fn as_str(&self) -> Option<&str> {
+impl<'a> MsgValue<'a> {
+    pub fn as_str(&self) -> Option<&'a str> {
         match self {
             MsgValue::Str(s) => Some(s),
             _ => None,
@@ -40,20 +42,20 @@ impl MsgValue {
             _ => None,
         }
     }
-    pub fn as_array(&self) -> Option<&[MsgValue]> {
+    pub fn as_array(&self) -> Option<&[MsgValue<'a>]> {
         match self {
             MsgValue::Array(a) => Some(a),
             _ => None,
         }
     }
-    pub fn as_map(&self) -> Option<&[(MsgValue, MsgValue)]> {
+    pub fn as_map(&self) -> Option<&[(MsgValue<'a>, MsgValue<'a>)]> {
         match self {
             MsgValue::Map(m) => Some(m),
             _ => None,
         }
     }
     /// The value under string key `key` of a map.
-    pub fn get(&self, key: &str) -> Option<&MsgValue> {
+    pub fn get(&self, key: &str) -> Option<&MsgValue<'a>> {
         self.as_map()?
             .iter()
             .find(|(k, _)| k.as_str() == Some(key))
@@ -62,7 +64,7 @@ impl MsgValue {
 }
 
 /// Decodes one complete document; trailing bytes other than NUL padding are an error.
-pub fn decode_document(data: &[u8]) -> Result<MsgValue, String> {
+pub fn decode_document(data: &[u8]) -> Result<MsgValue<'_>, String> {
     let mut rd = Bytes::new(data);
     let value = read_value(&mut rd, 0)?;
     if rd.remaining_slice().iter().any(|&b| b != 0) {
@@ -103,7 +105,7 @@ fn check_count(rd: &Bytes<'_>, count: u32, per_element: usize) -> Result<usize, 
     Ok(count)
 }
 
-fn read_value(rd: &mut Bytes<'_>, depth: u32) -> Result<MsgValue, String> {
+fn read_value<'a>(rd: &mut Bytes<'a>, depth: u32) -> Result<MsgValue<'a>, String> {
     if depth > MAX_DEPTH {
         return Err(format!("MessagePack nesting deeper than {MAX_DEPTH}"));
     }
@@ -139,15 +141,15 @@ fn read_value(rd: &mut Bytes<'_>, depth: u32) -> Result<MsgValue, String> {
         }
         Marker::Bin8 => {
             let n = rd.read_data_u8().map_err(eof)?;
-            MsgValue::Bin(take(rd, n.into())?.to_vec())
+            MsgValue::Bin(take(rd, n.into())?)
         }
         Marker::Bin16 => {
             let n = rd.read_data_u16().map_err(eof)?;
-            MsgValue::Bin(take(rd, n.into())?.to_vec())
+            MsgValue::Bin(take(rd, n.into())?)
         }
         Marker::Bin32 => {
             let n = rd.read_data_u32().map_err(eof)?;
-            MsgValue::Bin(take(rd, n)?.to_vec())
+            MsgValue::Bin(take(rd, n)?)
         }
         Marker::FixArray(n) => array(rd, n.into(), depth)?,
         Marker::Array16 => {
@@ -189,19 +191,19 @@ fn read_value(rd: &mut Bytes<'_>, depth: u32) -> Result<MsgValue, String> {
     Ok(v)
 }
 
-fn string(rd: &mut Bytes<'_>, len: u32) -> Result<MsgValue, String> {
+fn string<'a>(rd: &mut Bytes<'a>, len: u32) -> Result<MsgValue<'a>, String> {
     let raw = take(rd, len)?;
     std::str::from_utf8(raw)
-        .map(|s| MsgValue::Str(s.to_owned()))
+        .map(MsgValue::Str)
         .map_err(|_| "MessagePack string is not UTF-8".to_owned())
 }
 
-fn ext(rd: &mut Bytes<'_>, len: u32) -> Result<MsgValue, String> {
+fn ext<'a>(rd: &mut Bytes<'a>, len: u32) -> Result<MsgValue<'a>, String> {
     let tag = rd.read_data_i8().map_err(eof)?;
-    Ok(MsgValue::Ext(tag, take(rd, len)?.to_vec()))
+    Ok(MsgValue::Ext(tag, take(rd, len)?))
 }
 
-fn array(rd: &mut Bytes<'_>, count: u32, depth: u32) -> Result<MsgValue, String> {
+fn array<'a>(rd: &mut Bytes<'a>, count: u32, depth: u32) -> Result<MsgValue<'a>, String> {
     let count = check_count(rd, count, 1)?;
     let mut items = Vec::with_capacity(count);
     for _ in 0..count {
@@ -210,16 +212,29 @@ fn array(rd: &mut Bytes<'_>, count: u32, depth: u32) -> Result<MsgValue, String>
     Ok(MsgValue::Array(items))
 }
 
-fn map(rd: &mut Bytes<'_>, count: u32, depth: u32) -> Result<MsgValue, String> {
+/// Maps of up to this many keys look for a duplicate key by comparing it with each
+/// earlier one (metadata maps have a dozen); larger ones hash, in constant time per key.
+const COMPARED_KEYS: usize = 16;
+
+fn map<'a>(rd: &mut Bytes<'a>, count: u32, depth: u32) -> Result<MsgValue<'a>, String> {
     let count = check_count(rd, count, 2)?;
-    let mut entries: Vec<(MsgValue, MsgValue)> = Vec::with_capacity(count);
-    // Duplicates are found by their encoded bytes, in constant time per key.
-    let mut seen = HashSet::with_capacity(count);
+    let mut entries: Vec<(MsgValue<'a>, MsgValue<'a>)> = Vec::with_capacity(count);
+    // Duplicates are found by their encoded bytes.
+    let mut keys: Vec<&[u8]> = Vec::with_capacity(count.min(COMPARED_KEYS));
+    let mut hashed = (count > COMPARED_KEYS).then(|| HashSet::with_capacity(count));
     for _ in 0..count {
         let before = rd.remaining_slice();
         let key = read_value(rd, depth + 1)?;
         let encoded = &before[..before.len() - rd.remaining_slice().len()];
-        if !seen.insert(encoded) {
+        let duplicate = match &mut hashed {
+            Some(seen) => !seen.insert(encoded),
+            None => {
+                let seen = keys.contains(&encoded);
+                keys.push(encoded);
+                seen
+            }
+        };
+        if duplicate {
             return Err(format!("duplicate MessagePack map key {key:?}"));
         }
         let value = read_value(rd, depth + 1)?;
@@ -246,8 +261,15 @@ mod tests {
 
     #[test]
     fn decodes_nested_values() {
-        let v = decode_document(&doc()).unwrap();
+        let bytes = doc();
+        let v = decode_document(&bytes).unwrap();
         assert_eq!(v.get("a").and_then(MsgValue::as_u64), Some(300));
+        assert_eq!(
+            v.get("list")
+                .and_then(MsgValue::as_array)
+                .and_then(|l| l[1].as_str()),
+            Some("x")
+        );
         assert_eq!(
             v.get("list").and_then(MsgValue::as_array).map(<[_]>::len),
             Some(2)
@@ -264,6 +286,14 @@ mod tests {
         assert!(decode_document(&[0xdd, 0xff, 0xff, 0xff, 0xff, 0x01]).is_err());
         // {"a": 1, "a": 2}
         assert!(decode_document(&[0x82, 0xa1, b'a', 1, 0xa1, b'a', 2]).is_err());
+        // Past COMPARED_KEYS the keys are hashed: a duplicate there is found as well.
+        let mut big = Vec::new();
+        rmp::encode::write_map_len(&mut big, 20).unwrap();
+        for key in (0..19u64).chain([7]) {
+            rmp::encode::write_uint(&mut big, key).unwrap();
+            rmp::encode::write_nil(&mut big).unwrap();
+        }
+        assert!(decode_document(&big).unwrap_err().contains("duplicate"));
         // Deep nesting.
         assert!(decode_document(&[0x91; 100]).is_err());
     }
