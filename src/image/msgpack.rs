@@ -213,8 +213,9 @@ fn array<'a>(rd: &mut Bytes<'a>, count: u32, depth: u32) -> Result<MsgValue<'a>,
 }
 
 /// Maps of up to this many keys look for a duplicate key by comparing it with each
-/// earlier one (metadata maps have a dozen); larger ones hash, in constant time per key.
-const COMPARED_KEYS: usize = 16;
+/// earlier one (a kernel's metadata map has about twenty: at most 2,016 comparisons of
+/// short byte strings); larger ones hash, in constant time per key.
+const COMPARED_KEYS: usize = 64;
 
 fn map<'a>(rd: &mut Bytes<'a>, count: u32, depth: u32) -> Result<MsgValue<'a>, String> {
     let count = check_count(rd, count, 2)?;
@@ -288,8 +289,8 @@ mod tests {
         assert!(decode_document(&[0x82, 0xa1, b'a', 1, 0xa1, b'a', 2]).is_err());
         // Past COMPARED_KEYS the keys are hashed: a duplicate there is found as well.
         let mut big = Vec::new();
-        rmp::encode::write_map_len(&mut big, 20).unwrap();
-        for key in (0..19u64).chain([7]) {
+        rmp::encode::write_map_len(&mut big, 80).unwrap();
+        for key in (0..79u64).chain([7]) {
             rmp::encode::write_uint(&mut big, key).unwrap();
             rmp::encode::write_nil(&mut big).unwrap();
         }
