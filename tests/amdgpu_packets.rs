@@ -194,11 +194,13 @@ fn params() -> DispatchParams {
         dimensions: 3,
         num_groups: [7, 5, 3],
         group_size: [64, 2, 4],
-        private_segment_size: 1024,
-        group_segment_size: 4096 + 512,
-        kernel_object: 0x7f00_1234_5000,
-        kernarg_address: 0x7f00_aaaa_0000,
-        completion_signal: 0x5151,
+        target: DispatchTarget {
+            private_segment_size: 1024,
+            group_segment_size: 4096 + 512,
+            kernel_object: 0x7f00_1234_5000,
+            kernarg_address: 0x7f00_aaaa_0000,
+            completion_signal: 0x5151,
+        },
     }
 }
 

@@ -75,12 +75,19 @@ pub struct BarrierAndPacket {
     pub completion_signal: u64,
 }
 
-/// What a dispatch needs, in the launch's terms.
+/// What a dispatch needs, in the launch's terms: its extents (checked into a
+/// `LaunchShape`) and the rest of the packet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DispatchParams {
     pub dimensions: u32,
     pub num_groups: [u32; 3],
     pub group_size: [u32; 3],
+    pub target: DispatchTarget,
+}
+
+/// What a dispatch packet carries besides the launch's shape.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DispatchTarget {
     pub private_segment_size: u32,
     pub group_segment_size: u32,
     pub kernel_object: u64,
@@ -167,14 +174,14 @@ pub fn launch_shape(
 /// caller writes the rest, then stores `header_word` with release ordering).
 pub fn dispatch_packet(params: &DispatchParams) -> Result<KernelDispatchPacket> {
     let shape = launch_shape(params.dimensions, params.num_groups, params.group_size)?;
-    Ok(shaped_dispatch_packet(&shape, params))
+    Ok(shaped_dispatch_packet(&shape, &params.target))
 }
 
 /// `dispatch_packet` for a launch whose `shape` the caller has checked already (the
-/// kernarg segment takes the same one); `params`' own extents are not read.
+/// kernarg segment takes the same one).
 pub fn shaped_dispatch_packet(
     shape: &LaunchShape,
-    params: &DispatchParams,
+    target: &DispatchTarget,
 ) -> KernelDispatchPacket {
     KernelDispatchPacket {
         header: DISPATCH_HEADER,
@@ -182,12 +189,12 @@ pub fn shaped_dispatch_packet(
         workgroup_size: shape.group_size,
         reserved0: 0,
         grid_size: shape.grid_size,
-        private_segment_size: params.private_segment_size,
-        group_segment_size: params.group_segment_size,
-        kernel_object: params.kernel_object,
-        kernarg_address: params.kernarg_address,
+        private_segment_size: target.private_segment_size,
+        group_segment_size: target.group_segment_size,
+        kernel_object: target.kernel_object,
+        kernarg_address: target.kernarg_address,
         reserved2: 0,
-        completion_signal: params.completion_signal,
+        completion_signal: target.completion_signal,
     }
 }
 

@@ -20,7 +20,7 @@ use super::device::{fill_repeated, fill_word, DeviceShared};
 use super::host_step::{HostSteps, Job};
 use super::kernarg::{checked_kernarg_size, write_shaped_kernarg};
 use super::kernel::AmdgpuKernel;
-use super::packet::{barrier_and_packet, launch_shape, shaped_dispatch_packet, DispatchParams};
+use super::packet::{barrier_and_packet, launch_shape, shaped_dispatch_packet, DispatchTarget};
 use super::queue::AqlQueue;
 use super::signal::PooledSignal;
 use crate::plugin::device_stream::{DeviceStream, HostErrors, HostStep, Opener, StreamHooks};
@@ -230,10 +230,7 @@ impl AmdgpuQueue {
         let signal = self.device.signals.take()?;
         let packet = shaped_dispatch_packet(
             &shape,
-            &DispatchParams {
-                dimensions: config.dimensions,
-                num_groups: config.num_groups,
-                group_size: config.group_size,
+            &DispatchTarget {
                 private_segment_size: private_segment(&object),
                 group_segment_size: group_segment,
                 kernel_object: object.kernel_object,
