@@ -16,8 +16,9 @@ unsafe extern "C" fn push<T>(item: T, data: *mut c_void) -> HsaStatus {
 
 /// A fixed-size, NUL-padded C string of an info query as a `String`.
 fn text(bytes: &[u8]) -> String {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).trim().to_owned()
+    String::from_utf8_lossy(crate::image::before_nul(bytes))
+        .trim()
+        .to_owned()
 }
 
 impl Hsa {

@@ -19,8 +19,9 @@ use std::ptr::null_mut;
 
 /// The text of a log buffer the driver filled (up to its NUL), trimmed.
 pub fn log_text(buffer: &[u8]) -> String {
-    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
-    String::from_utf8_lossy(&buffer[..end]).trim().to_string()
+    String::from_utf8_lossy(crate::image::before_nul(buffer))
+        .trim()
+        .to_string()
 }
 
 impl Driver {

@@ -646,8 +646,7 @@ pub fn this_host() -> String {
     if unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } != 0 {
         return String::new();
     }
-    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-    String::from_utf8_lossy(&name[..end]).into_owned()
+    String::from_utf8_lossy(crate::image::before_nul(&name)).into_owned()
 }
 
 /// A request as it travels: the tag of its exchange (which its data and reply carry),
