@@ -14,10 +14,10 @@
  *   as the "API synchronization behavior" page says: host to device waits for the stream
  *   before copying, device to host returns once copied.
  * - Events made with CU_EVENT_DISABLE_TIMING cannot be timed (CUDA_ERROR_INVALID_HANDLE).
- * - Streams, events and modules belong to the context current when they were made. Whose context
- *   a call on one of them uses, the thread's current one or the handle's, the
- *   documentation says only for a CUkernel launch (the stream's); the stand-in takes the
- *   stricter reading by default: the handle's context must be current, else
+ * - Streams, events and modules belong to the context current when they were made.
+ *   Whose context a call on one of them uses, the thread's current one or the handle's,
+ *   the documentation says only for a CUkernel launch (the stream's); the stand-in takes
+ *   the stricter reading by default: the handle's context must be current, else
  *   CUDA_ERROR_INVALID_CONTEXT. mock_set_handle_context(1) takes the other: the handle's
  *   context is used whatever is current, none included.
  * - Dynamic shared memory: a launch whose static + dynamic shared memory is above
@@ -861,7 +861,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
  * - "cold": the same, and every cuLaunchKernel first runs 48 KiB of code and reads 48 KiB
  *   of data, as the microseconds of a real driver's own work in the call push the
  *   caller's code and data out of the core's first-level caches (32-48 KiB each).
- * Unset (the tests): launches behave as above. */
+ * Unset (the tests): every launch goes to its stream's thread, as for any kernel. */
 enum { COST_UNREAD = -1, COST_NONE, COST_WARM, COST_COLD };
 static int launch_cost = COST_UNREAD;
 static unsigned char cost_data[48 << 10];
