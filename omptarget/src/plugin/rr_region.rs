@@ -5,16 +5,20 @@
 //! recording saves and a replay puts back at the same addresses.
 //!
 //! On the host device the region is anonymous memory mapped at the address asked for
-//! (`MAP_FIXED_NOREPLACE`: an address already taken is refused, never overwritten), or
-//! anywhere when none is asked. On other devices the region is one allocation of theirs
-//! (its used part read back through liboffload), placed with `olMemAllocAt` both ways,
-//! as LLVM's CUDA plugin reserves its region's addresses both ways: a recording's at an
-//! address range free in this process (so that a replay process, whose device memory
-//! lives elsewhere, finds it free too), a replay's where it was recorded. A device that
+//! (`MAP_FIXED_NOREPLACE`: an address already taken is refused, never overwritten). On
+//! other devices the region is one allocation of theirs (its used part read back
+//! through liboffload), placed with `olMemAllocAt` both ways, as LLVM's CUDA plugin
+//! reserves its region's addresses both ways: a replay's where it was recorded. A
+//! recording's region (no address asked) goes to a random place far from where any
+//! process's own mappings lie (`far_address`), free here and on the device, so that a
+//! replaying process (the tool, a remote server, with libraries and stacks of its own
+//! placed by chance) finds those addresses free too; where none is, anywhere. A device that
 //! cannot place memory records into a plain allocation (its replay then needs the same
 //! address free, and says so when it is not).
 
 use crate::plugin::ol::{self, Device};
+use offload::plugin::foundation::far_address;
+use offload::plugin::foundation::page::page_size;
 use parking_lot::Mutex;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,14 +83,18 @@ pub fn reserve(
     };
     let read_through = if host { None } else { Some(host_device()?) };
     let start = match (host, at) {
-        (true, _) => map(capacity, at)?,
+        (true, Some(at)) => map(capacity, Some(at))?,
+        (true, None) => far_first(capacity, page_size(), |at| map(capacity, at))?,
         // Another device places its memory through liboffload (remote servers can; GPUs
         // say they cannot yet).
         (false, Some(at)) => ol::alloc_at(device, capacity, at)
             .map_err(|e| format!("cannot place {capacity} bytes at {at:#x}: {e}"))?,
-        (false, None) => placed_anywhere(device, capacity)
-            .or_else(|_| ol::alloc(device, capacity))
-            .map_err(|e| format!("a {capacity}-byte region: {e}"))?,
+        (false, None) => far_first(capacity, DEVICE_ALIGN, |at| match at {
+            Some(at) => ol::alloc_at(device, capacity, at),
+            None => placed_anywhere(device, capacity),
+        })
+        .or_else(|_| ol::alloc(device, capacity))
+        .map_err(|e| format!("a {capacity}-byte region: {e}"))?,
     };
     regions.push(Region {
         device,
@@ -109,14 +117,38 @@ fn host_device() -> Result<Device, String> {
         .ok_or_else(|| "liboffload has no host device to read a region into".to_string())
 }
 
+/// How GPUs align the memory they place.
+const DEVICE_ALIGN: usize = 2 << 20;
+/// Far places tried before the kernel's pick.
+const FAR_TRIES: usize = 4;
+
+/// `place(Some(at))` at up to `FAR_TRIES` random far addresses (`far_address`), then
+/// `place(None)`. A recording's region far from where the kernel puts mappings is free
+/// in a replaying process too (a tool's, a server's), whose own libraries and stacks
+/// land elsewhere than the recording process's did.
+fn far_first(
+    size: usize,
+    align: usize,
+    mut place: impl FnMut(Option<usize>) -> Result<usize, String>,
+) -> Result<usize, String> {
+    for _ in 0..FAR_TRIES {
+        let Some(at) = far_address::pick(size, align) else {
+            break;
+        };
+        if let Ok(start) = place(Some(at)) {
+            return Ok(start);
+        }
+    }
+    place(None)
+}
+
 /// Device memory placed at an address range this process does not use (found by
 /// reserving host address space, 2 MiB-aligned as GPUs place memory, and giving it back).
 fn placed_anywhere(device: Device, size: usize) -> ol::Result<usize> {
-    const ALIGN: usize = 2 << 20;
-    let free = map(size + ALIGN, None)?;
+    let free = map(size + DEVICE_ALIGN, None)?;
     // SAFETY: the reservation just made, unused.
-    unsafe { libc::munmap(free as *mut libc::c_void, size + ALIGN) };
-    ol::alloc_at(device, size, free.next_multiple_of(ALIGN))
+    unsafe { libc::munmap(free as *mut libc::c_void, size + DEVICE_ALIGN) };
+    ol::alloc_at(device, size, free.next_multiple_of(DEVICE_ALIGN))
 }
 
 /// Anonymous memory of `size` bytes, at `at` when given (and free there).
@@ -232,4 +264,34 @@ pub fn used_bytes(region: &Region) -> Result<Cow<'static, [u8]>, String> {
         region.used,
     )?;
     Ok(Cow::Owned(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recording_region_lies_far_from_the_kernels_own_picks() {
+        let size = 64 << 30;
+        let start = far_first(size, page_size(), |at| map(size, at)).expect("a region");
+        assert!(
+            start >= far_address::FAR_START && start + size <= far_address::FAR_END,
+            "{start:#x}"
+        );
+        // SAFETY: the mapping just made, unused.
+        unsafe { libc::munmap(start as *mut libc::c_void, size) };
+    }
+
+    #[test]
+    fn where_every_far_place_is_refused_the_region_goes_anywhere() {
+        let mut asked = Vec::new();
+        let got = far_first(4096, 4096, |at| {
+            asked.push(at);
+            at.map_or(Ok(7), |at| Err(format!("{at:#x} taken")))
+        });
+        assert_eq!(got, Ok(7));
+        assert_eq!(asked.len(), FAR_TRIES + 1);
+        assert!(asked[..FAR_TRIES].iter().all(Option::is_some));
+        assert_eq!(asked[FAR_TRIES], None);
+    }
 }

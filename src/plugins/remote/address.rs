@@ -6,6 +6,7 @@
 //! address across devices) then never sees two allocations at one address, and a
 //! pointer the application puts in a kernel's arguments is the server's pointer too.
 
+use crate::plugin::foundation::far_address;
 use crate::plugin::foundation::page::page_size;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -197,18 +198,12 @@ pub fn reserve(size: usize) -> Option<usize> {
     reserve_hinted(size, 0)
 }
 
-/// As `reserve`, at a random place of the upper address space where it is free. After
-/// the server found an address taken, the kernel's next pick here would lie right
-/// beside it (it hands out addresses top-down), very likely inside the same mapping of
-/// the server's; a random place of 2^46 bytes is almost never one of the server's few.
+/// As `reserve`, at a random place far from any process's own mappings where it is free
+/// (`far_address`). After the server found an address taken, the kernel's next pick here
+/// would lie right beside it (it hands out addresses top-down), very likely inside the
+/// same mapping of the server's.
 pub fn reserve_anywhere(size: usize) -> Option<usize> {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_usize(size);
-    let page = page_size();
-    // Between 2^44 and 2^46: above where a process's own heap and libraries sit, below
-    // the stack and the kernel's top-down mmap area.
-    let hint = ((1usize << 44) + (hasher.finish() as usize % (3usize << 44))) & !(page - 1);
+    let hint = far_address::pick(rounded(size), page_size()).unwrap_or(0);
     reserve_hinted(size, hint)
 }
 
@@ -327,7 +322,10 @@ mod tests {
         let b = reserve_anywhere(4096).unwrap();
         for at in [a, b] {
             assert_eq!(at % page_size(), 0);
-            assert!((1usize << 44..1usize << 46).contains(&at), "{at:#x}");
+            assert!(
+                (far_address::FAR_START..far_address::FAR_END).contains(&at),
+                "{at:#x}"
+            );
         }
         // Two picks land gigabytes apart, not page by page as the kernel's own would.
         assert!(a.abs_diff(b) > 1 << 30, "{a:#x} and {b:#x}");
