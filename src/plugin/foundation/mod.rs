@@ -1,8 +1,8 @@
 //! What every layer stands on, from the C API down to each backend: errors, the mirrors of
 //! C enumerations, the trace and validation switches, the worker pool, the loader of vendor
-//! libraries, the page size, addresses far from any process's own, a hasher for our own numbers, and byte copies that avoid
-//! memcpy's worst case. It imports nothing of this crate, so any module may import it
-//! without a circle.
+//! libraries, the page size, addresses far from any process's own, a hasher for our own
+//! numbers, and byte copies that avoid memcpy's worst case. It imports nothing of this
+//! crate, so any module may import it without a circle.
 
 pub mod aligned_bytes;
 pub mod c_enum;
