@@ -5,7 +5,7 @@
 use std::mem::{offset_of, size_of};
 use std::process::Command;
 
-use offload::plugin::foundation::error::ErrorCode;
+use offload::plugin::foundation::error::{ErrorCode, Result};
 use offload::plugins::amdgpu::packet::*;
 
 /// (C expression, Rust value) pairs.
@@ -187,6 +187,21 @@ fn packets_and_constants_match_the_hsa_header() {
     for ((expr, rust), c) in checks.iter().zip(values) {
         assert_eq!(*rust, c, "{expr}: Rust says {rust}, hsa.h says {c}");
     }
+}
+
+/// A launch as the tests describe it: its extents, unchecked, and the rest of the packet.
+#[derive(Clone, Copy)]
+struct DispatchParams {
+    dimensions: u32,
+    num_groups: [u32; 3],
+    group_size: [u32; 3],
+    target: DispatchTarget,
+}
+
+/// The packet the launch path makes: the shape checked, then the packet.
+fn dispatch_packet(q: &DispatchParams) -> Result<KernelDispatchPacket> {
+    let shape = launch_shape(q.dimensions, q.num_groups, q.group_size)?;
+    Ok(shaped_dispatch_packet(&shape, &q.target))
 }
 
 fn params() -> DispatchParams {

@@ -75,16 +75,6 @@ pub struct BarrierAndPacket {
     pub completion_signal: u64,
 }
 
-/// What a dispatch needs, in the launch's terms: its extents (checked into a
-/// `LaunchShape`) and the rest of the packet.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DispatchParams {
-    pub dimensions: u32,
-    pub num_groups: [u32; 3],
-    pub group_size: [u32; 3],
-    pub target: DispatchTarget,
-}
-
 /// What a dispatch packet carries besides the launch's shape.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DispatchTarget {
@@ -170,15 +160,10 @@ pub fn launch_shape(
     Ok(shape)
 }
 
-/// The dispatch packet, `header`/`setup` holding what must be published last (the
-/// caller writes the rest, then stores `header_word` with release ordering).
-pub fn dispatch_packet(params: &DispatchParams) -> Result<KernelDispatchPacket> {
-    let shape = launch_shape(params.dimensions, params.num_groups, params.group_size)?;
-    Ok(shaped_dispatch_packet(&shape, &params.target))
-}
-
-/// `dispatch_packet` for a launch whose `shape` the caller has checked already (the
-/// kernarg segment takes the same one).
+/// The dispatch packet of a launch whose `shape` the caller has checked (`launch_shape`;
+/// the kernarg segment takes the same one), `header`/`setup` holding what must be
+/// published last (the caller writes the rest, then stores `header_word` with release
+/// ordering).
 pub fn shaped_dispatch_packet(
     shape: &LaunchShape,
     target: &DispatchTarget,
