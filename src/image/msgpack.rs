@@ -221,8 +221,9 @@ fn map<'a>(rd: &mut Bytes<'a>, count: u32, depth: u32) -> Result<MsgValue<'a>, S
     let count = check_count(rd, count, 2)?;
     let mut entries: Vec<(MsgValue<'a>, MsgValue<'a>)> = Vec::with_capacity(count);
     // Duplicates are found by their encoded bytes.
-    let mut keys: Vec<&[u8]> = Vec::with_capacity(count.min(COMPARED_KEYS));
     let mut hashed = (count > COMPARED_KEYS).then(|| HashSet::with_capacity(count));
+    // Used only where nothing is hashed (an empty Vec allocates nothing).
+    let mut keys: Vec<&[u8]> = Vec::with_capacity(if hashed.is_some() { 0 } else { count });
     for _ in 0..count {
         let before = rd.remaining_slice();
         let key = read_value(rd, depth + 1)?;
